@@ -1,0 +1,41 @@
+# The two entry points the README promises: `make demo` and `make test`.
+# Both create .venv, install the Python dependencies and build the Rust core.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+CARGO_MANIFEST := scheduler_core/Cargo.toml
+
+.PHONY: demo test build lint rust-test py-test system-deps bench clean
+
+$(BIN)/maturin:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -U pip 'maturin>=1.7,<2'
+
+build: $(BIN)/maturin
+	$(BIN)/maturin develop --release -q -E dev
+
+demo: build
+	$(BIN)/quotatop
+
+system-deps:
+	bash scripts/install-system-deps.sh
+
+lint: build
+	$(BIN)/ruff check .
+	cargo clippy --manifest-path $(CARGO_MANIFEST) --all-targets -- -D warnings
+	PYO3_PYTHON=$(abspath $(BIN)/python) cargo clippy --manifest-path $(CARGO_MANIFEST) --features python -- -D warnings
+
+rust-test:
+	cargo test --manifest-path $(CARGO_MANIFEST)
+
+py-test: build
+	$(BIN)/python -m pytest
+
+test: system-deps build lint rust-test py-test
+
+bench: build
+	$(BIN)/python bench/crossing.py
+
+clean:
+	rm -rf $(VENV) scheduler_core/target scheduler_core/*.so

@@ -1,0 +1,1 @@
+"""Collectors: every source of cluster state maps into collectors.model.Snapshot."""

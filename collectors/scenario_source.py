@@ -1,0 +1,86 @@
+"""A scenario file played as a live source: each collect() advances one step of
+its timeline through the core and returns the snapshot after that step."""
+
+from __future__ import annotations
+
+import time
+
+from collectors.model import PENDING, RUNNING, Job, Node, Snapshot, Team
+from quotatop.scenario import Scenario
+from quotatop.simulate import fifo_steps
+
+
+class ScenarioSource:
+    """Plays a scenario in a loop, one event per collect()."""
+
+    def __init__(self, scenario: Scenario, *, loop: bool = True) -> None:
+        self.scenario = scenario
+        self.name = f"demo:{scenario.scenario.name}"
+        self.loop = loop
+        self._steps, self.granted = fifo_steps(scenario)
+        self.position = -1  # before the first event
+
+    @property
+    def total_steps(self) -> int:
+        return len(self._steps)
+
+    def _jobs_at(self, upto: int) -> list[Job]:
+        # Rebuild the per-team job list the FIFO holds after `upto` steps: running
+        # jobs in start order, then the queue, so the view can list them.
+        unit = self.scenario.scenario.unit
+        jobs: list[Job] = []
+        for i in range(upto + 1):
+            ev = self.scenario.events[i]
+            step = self._steps[i]
+            if ev.op == "submit":
+                state = RUNNING if step["result"] == "running" else PENDING
+                jobs.append(
+                    Job(id=str(i + 1), team=ev.team, state=state, request={unit: ev.amount},
+                        submit_time=float(i + 1), reason=None if state == RUNNING else "Quota")
+                )
+            else:
+                for j in jobs:  # the seed's finish frees the oldest running job's amount
+                    if j.team == ev.team and j.state == RUNNING and j.request[unit] == ev.amount:
+                        j.state = "completed"
+                        break
+                started = int(step["result"])  # type: ignore[call-overload]
+                for j in jobs:
+                    if started == 0:
+                        break
+                    if j.team == ev.team and j.state == PENDING:
+                        j.state, j.reason = RUNNING, None
+                        started -= 1
+        return [j for j in jobs if j.state in (RUNNING, PENDING)]
+
+    def snapshot_at(self, position: int) -> Snapshot:
+        info = self.scenario.scenario
+        unit = info.unit
+        teams = []
+        step = self._steps[position] if position >= 0 else None
+        for t in self.scenario.teams:
+            state = step["teams"][t.name] if step else {"used": 0, "queued": 0}  # type: ignore[index]
+            teams.append(
+                Team(name=t.name, max={unit: t.cap}, usage={unit: float(state["used"])},
+                     source_notes=["scenario cap: max only, no guarantee"])
+            )
+        nodes = [
+            Node(name=n.name, partitions=n.partitions, gpu_type=n.gpu_type,
+                 capacity={k: v for k, v in (("cpu", n.cpu), ("memory", n.memory),
+                                             ("gpu", n.gpu)) if v})
+            for n in self.scenario.nodes
+        ]
+        return Snapshot(
+            cluster=info.cluster, source=self.name, taken_at=time.time(), teams=teams,
+            nodes=nodes, jobs=self._jobs_at(position) if position >= 0 else [],
+            meta={"step": str(position + 1), "steps": str(self.total_steps),
+                  "unit": unit, "granted": str(self.granted)},
+        )
+
+    def collect(self) -> Snapshot:
+        self.position += 1
+        if self.position >= self.total_steps:
+            self.position = 0 if self.loop else self.total_steps - 1
+        return self.snapshot_at(self.position)
+
+    def close(self) -> None:
+        pass

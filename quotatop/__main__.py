@@ -1,0 +1,5 @@
+import sys
+
+from quotatop.cli import main
+
+sys.exit(main())

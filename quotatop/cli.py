@@ -1,0 +1,77 @@
+"""The `quotatop` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+from quotatop.errors import UserError
+
+DEFAULT_SCENARIO = "seed_fifo.toml"
+
+
+def demo_path(name: str) -> Path:
+    """A bundled scenario: from the checkout's demo_data/, else the installed copy."""
+    here = Path(__file__).resolve().parent.parent / "demo_data" / name
+    if here.exists():
+        return here
+    return Path(str(resources.files("quotatop").joinpath("..", "demo_data", name)))
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from quotatop.scenario import load_scenario
+    from quotatop.simulate import jsonl_lines
+
+    scenario = load_scenario(args.file)
+    lines = list(jsonl_lines(scenario))  # all or nothing: no half output on error
+    if args.jsonl:
+        sys.stdout.write("\n".join(lines) + "\n")
+    else:
+        for line in lines:
+            print(line)
+    return 0
+
+
+def _cmd_tui(args: argparse.Namespace) -> int:
+    from collectors.scenario_source import ScenarioSource
+    from quotatop.scenario import load_scenario
+    from tui.app import QuotatopApp
+
+    path = args.scenario or demo_path(DEFAULT_SCENARIO)
+    source = ScenarioSource(load_scenario(path))
+    QuotatopApp(source, refresh=args.refresh).run()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="quotatop", description=__doc__)
+    p.add_argument("--scenario", help="scenario TOML to play (default: bundled demo)")
+    p.add_argument("--refresh", type=float, default=1.0, help="seconds between refreshes")
+    p.set_defaults(func=_cmd_tui)
+    sub = p.add_subparsers(dest="command")
+    sim = sub.add_parser("simulate", help="run a scenario through the scheduling core")
+    sim.add_argument("file")
+    sim.add_argument("--jsonl", action="store_true", help="one JSON object per step")
+    sim.set_defaults(func=_cmd_simulate)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except UserError as e:
+        print(f"quotatop: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

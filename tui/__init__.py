@@ -1,0 +1,1 @@
+"""The Textual UI. It never runs a subprocess: collectors feed it snapshots."""
