@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 
 import msgspec
-import scheduler_core
 
+import scheduler_core
 from collectors.model import Job, Node, Snapshot, Team, to_msgpack
 
 

@@ -3,36 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 
+from quotatop.commands import COMMANDS
 from quotatop.errors import UserError
 
 DEFAULT_SCENARIO = "seed_fifo.toml"
 
 
 def demo_path(name: str) -> Path:
-    """A bundled scenario: from the checkout's demo_data/, else the installed copy."""
-    here = Path(__file__).resolve().parent.parent / "demo_data" / name
-    if here.exists():
-        return here
-    return Path(str(resources.files("quotatop").joinpath("..", "demo_data", name)))
-
-
-def _cmd_simulate(args: argparse.Namespace) -> int:
-    from quotatop.scenario import load_scenario
-    from quotatop.simulate import jsonl_lines
-
-    scenario = load_scenario(args.file)
-    lines = list(jsonl_lines(scenario))  # all or nothing: no half output on error
-    if args.jsonl:
-        sys.stdout.write("\n".join(lines) + "\n")
-    else:
-        for line in lines:
-            print(line)
-    return 0
+    """A bundled scenario from demo_data/ beside the packages."""
+    return Path(__file__).resolve().parent.parent / "demo_data" / name
 
 
 def _cmd_tui(args: argparse.Namespace) -> int:
@@ -52,10 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--refresh", type=float, default=1.0, help="seconds between refreshes")
     p.set_defaults(func=_cmd_tui)
     sub = p.add_subparsers(dest="command")
-    sim = sub.add_parser("simulate", help="run a scenario through the scheduling core")
-    sim.add_argument("file")
-    sim.add_argument("--jsonl", action="store_true", help="one JSON object per step")
-    sim.set_defaults(func=_cmd_simulate)
+    for name in COMMANDS:
+        importlib.import_module(f"quotatop.commands.{name}").register(sub)
     return p
 
 

@@ -1,0 +1,23 @@
+"""`quotatop simulate FILE`: run a scenario through the scheduling core."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def run(args: argparse.Namespace) -> int:
+    from quotatop.scenario import load_scenario
+    from quotatop.simulate import jsonl_lines
+
+    scenario = load_scenario(args.file)
+    lines = list(jsonl_lines(scenario))  # all or nothing: no half output on error
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("simulate", help="run a scenario through the scheduling core")
+    p.add_argument("file")
+    p.add_argument("--jsonl", action="store_true", help="one JSON object per step (default)")
+    p.set_defaults(func=run)
