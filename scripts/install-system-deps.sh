@@ -3,7 +3,7 @@
 # slurmdbd on MariaDB, munge, Prometheus) and tmux for the end-to-end TUI test.
 # Idempotent: does nothing when every package is already present. Needs root.
 set -euo pipefail
-PKGS=(slurm-wlm slurmctld slurmd slurmdbd slurm-client munge mariadb-server prometheus tmux)
+PKGS=(slurm-wlm slurmctld slurmd slurmdbd slurm-client munge mariadb-server prometheus tmux gcc libc6-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,1 @@
+"""Real components (Slurm, Prometheus, a Kubernetes API server) started for the tests."""
