@@ -35,7 +35,7 @@ py-test: build
 test: system-deps build lint rust-test py-test
 
 bench: build
-	$(BIN)/python bench/crossing.py
+	for b in crossing core slurm_parse tui recording_size replay; do $(BIN)/python bench/$$b.py || exit 1; done
 
 clean:
 	rm -rf $(VENV) scheduler_core/target scheduler_core/*.so

@@ -23,10 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.k8s import reflector as rf
+from collectors.k8s import visibility as vis
 from collectors.k8s.kueue import cluster_queue_to_team, cohort_to_team, workload_to_job
 from collectors.k8s.pods import condition, parse_time, pod_requests, pod_state, qos_class
 from collectors.k8s.quantity import MIB, convert, convert_quota, parse_quantity, resource_key
 from collectors.model import (
+    PENDING,
+    PREEMPTED,
     Job,
     Node,
     QoS,
@@ -36,7 +39,7 @@ from collectors.model import (
 )
 
 KUEUE_GROUP = "kueue.x-k8s.io"
-KUEUE_VERSIONS = ("v1beta1",)  # the shapes collectors/k8s/kueue.py understands
+KUEUE_VERSIONS = ("v1beta2", "v1beta1")  # understood by collectors/k8s/kueue.py; preferred first
 SYSTEM_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "kueue-system")
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 
@@ -57,6 +60,8 @@ class KubernetesConfig:
     backoff_initial: float = 0.5
     backoff_max: float = 30.0
     sync_timeout: float = 10.0  # how long the first collect waits for the initial lists
+    visibility: bool | None = None  # Kueue pending positions; None: when the API is served
+    visibility_interval: float = 10.0  # seconds between polls (it cannot be watched)
     cluster: str = ""
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -71,6 +76,11 @@ class KubernetesCollector:
         self.reflectors: dict[str, rf.Reflector] = {}
         self._setup_error: str | None = None
         self._kueue_note: str | None = None
+        self._kueue_version: str | None = None
+        self._visibility_version: str | None = None
+        self._visibility_note: str | None = None
+        self._visibility: vis.PollResult | None = None
+        self._visibility_at: float | None = None
         self._last: Snapshot | None = None
 
     def __repr__(self) -> str:  # the client config holds the token: never show it
@@ -138,11 +148,10 @@ class KubernetesCollector:
             return {bearer["key"]: bearer["value"]}
         return {}
 
-    def _discover_kueue(self) -> str | None:
+    def _discover_kueue(self, groups: list[Obj]) -> str | None:
         """The Kueue version to use, or None (with a note when it is there but unknown)."""
         if self.config.kueue is False:
             return None
-        groups = self._get_json("/apis").get("groups") or []
         for group in groups:
             if group.get("name") != KUEUE_GROUP:
                 continue
@@ -159,6 +168,22 @@ class KubernetesCollector:
             self._kueue_note = f"Kueue requested but {KUEUE_GROUP} is not served"
         return None
 
+    def _discover_visibility(self, groups: list[Obj]) -> str | None:
+        if self._kueue_version is None or self.config.visibility is False:
+            return None
+        for group in groups:
+            if group.get("name") == vis.GROUP:
+                versions = [v.get("version") for v in group.get("versions") or []]
+                for known in vis.VERSIONS:
+                    if known in versions:
+                        return known
+                self._visibility_note = (
+                    f"{vis.GROUP} serves {', '.join(map(str, versions))}: queue positions not shown"
+                )
+                return None
+        self._visibility_note = f"{vis.GROUP} {vis.NOT_SERVED}"
+        return None
+
     def _kueue_has(self, version: str, plural: str) -> bool:
         try:
             body = self._get_json(f"/apis/{KUEUE_GROUP}/{version}")
@@ -173,7 +198,9 @@ class KubernetesCollector:
         core = client.CoreV1Api(self._api_client)
         sched = client.SchedulingV1Api(self._api_client)
         custom = client.CustomObjectsApi(self._api_client)
-        kueue_version = self._discover_kueue()
+        groups = self._get_json("/apis").get("groups") or []
+        kueue_version = self._kueue_version = self._discover_kueue(groups)
+        self._visibility_version = self._discover_visibility(groups)
         fns: dict[str, Callable[..., Any]] = {
             "namespaces": core.list_namespace,
             "resourcequotas": core.list_resource_quota_for_all_namespaces,
@@ -187,10 +214,13 @@ class KubernetesCollector:
                 fns[plural] = functools.partial(
                     custom.list_cluster_custom_object, KUEUE_GROUP, kueue_version, plural
                 )
-            if self._kueue_has("v1alpha1", "cohorts"):
-                fns["cohorts"] = functools.partial(
-                    custom.list_cluster_custom_object, KUEUE_GROUP, "v1alpha1", "cohorts"
-                )
+            # Cohort moved from v1alpha1 to the main versions in later Kueue releases.
+            for cohort_version in (kueue_version, "v1alpha1"):
+                if self._kueue_has(cohort_version, "cohorts"):
+                    fns["cohorts"] = functools.partial(
+                        custom.list_cluster_custom_object, KUEUE_GROUP, cohort_version, "cohorts"
+                    )
+                    break
         c = self.config
         for key, fn in fns.items():
             r = rf.Reflector(
@@ -265,6 +295,8 @@ class KubernetesCollector:
                 stale.append(err)
             elif err is not None and kind == rf.FORBIDDEN:
                 snap.warnings.append(f"{key} not shown: {err}")
+        if self._kueue_version is not None:
+            snap.meta["kueue"] = f"{KUEUE_GROUP}/{self._kueue_version}"
         if self._kueue_note:
             snap.warnings.append(self._kueue_note)
             snap.status.append(SourceStatus(name="k8s:kueue", ok=False, error=self._kueue_note))
@@ -280,7 +312,60 @@ class KubernetesCollector:
         snap.teams = self._teams(ns_team, lq_cq)
         snap.jobs = self._jobs(ns_team, lq_cq)
         self._fill_node_allocation(snap)
+        self._fill_queue_positions(snap, lq_cq, now)
         return snap
+
+    def _fill_queue_positions(
+        self, snap: Snapshot, lq_cq: Mapping[tuple[str, str], str], now: float
+    ) -> None:
+        if self._kueue_version is None or self.config.visibility is False:
+            return
+        if self._visibility_version is None:
+            snap.meta["k8s:visibility"] = self._visibility_note or vis.NOT_SERVED
+            snap.status.append(SourceStatus(name="k8s:visibility", ok=True, at=now))
+            return
+        due = (
+            self._visibility_at is None
+            or now - self._visibility_at >= self.config.visibility_interval
+        )
+        if due and not snap.stale:
+            feeders: dict[str, list[tuple[str, str]]] = {}
+            for (ns, lq), cq in sorted(lq_cq.items()):
+                feeders.setdefault(cq, []).append((ns, lq))
+            cqs = [cq["metadata"]["name"] for cq in self._items("clusterqueues")]
+            result = vis.poll(self._get_json, self._visibility_version, cqs, feeders, self._server)
+            self._visibility_at = now
+            if not result.served:
+                # Discovery listed it but it does not answer (Kueue's visibility server off).
+                self._visibility_version = None
+                self._visibility_note = f"{vis.GROUP} {vis.NOT_SERVED} (404)"
+                self._fill_queue_positions(snap, lq_cq, now)
+                return
+            if not result.errors or result.positions or self._visibility is None:
+                self._visibility = result
+            else:  # keep the last good positions through an outage, reported below
+                self._visibility.errors = result.errors
+        last = self._visibility
+        if last is None:
+            return
+        err = None
+        if last.errors:  # one line: the first problem, and how many more there were
+            more = len(last.errors) - 1
+            err = last.errors[0] + (f" (and {more} more queue(s))" if more else "")
+        snap.status.append(
+            SourceStatus(
+                name="k8s:visibility",
+                ok=err is None,
+                error=err,
+                latency_ms=last.latency_ms,
+                at=self._visibility_at,
+            )
+        )
+        for job in snap.jobs:
+            ns, _, name = job.id.partition("/")
+            pos = last.positions.get((ns, name))
+            if pos is not None and job.state in (PENDING, PREEMPTED):
+                job.queue_position, job.local_queue_position = pos
 
     # --- mapping -------------------------------------------------------------------------
 
@@ -397,11 +482,9 @@ class KubernetesCollector:
             spec = n.get("spec") or {}
             status = n.get("status") or {}
             labels = dict(meta.get("labels") or {})
-            cap = convert(status.get("allocatable") or status.get("capacity"))
-            cap.pop("pods", None)
             product = labels.get(GPU_PRODUCT_LABEL)
-            if product and "gpu" in cap:
-                cap[f"gpu:{product}"] = cap["gpu"]
+            cap = _node_resources(status.get("capacity"), product)
+            alloc = _node_resources(status.get("allocatable"), product)
             taints = [
                 f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}"
                 for t in spec.get("taints") or []
@@ -417,7 +500,8 @@ class KubernetesCollector:
                 Node(
                     name=meta.get("name", ""),
                     state=state,
-                    capacity=cap,
+                    capacity=cap or dict(alloc),
+                    allocatable=alloc or dict(cap),
                     gpu_type=product,
                     labels=labels,
                     taints=taints,
@@ -516,11 +600,9 @@ class KubernetesCollector:
             if node.state in ("down", "drain"):
                 continue
             used = node.allocated.get("gpu", 0.0) or node.allocated.get("cpu", 0.0)
-            cap = (
-                node.capacity.get("gpu", 0.0)
-                if node.allocated.get("gpu")
-                else node.capacity.get("cpu", 0.0)
-            )
+            # Pods can only ever get the allocatable part: full at allocatable, not capacity.
+            usable = node.allocatable or node.capacity
+            cap = usable.get("gpu", 0.0) if node.allocated.get("gpu") else usable.get("cpu", 0.0)
             if used <= 0:
                 node.state = "idle"
             elif cap and used >= cap:
@@ -550,6 +632,14 @@ class _SetupError(Exception):
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0][:200] if text else type(exc).__name__
+
+
+def _node_resources(raw: Mapping[str, Any] | None, product: str | None) -> dict[str, float]:
+    out = convert(raw)
+    out.pop("pods", None)
+    if product and "gpu" in out:
+        out[f"gpu:{product}"] = out["gpu"]
+    return out
 
 
 def _model_request(raw: Mapping[str, float]) -> dict[str, float]:

@@ -49,6 +49,7 @@ class Node(Struct, kw_only=True, omit_defaults=True):
     state: str = "idle"  # idle | mixed | allocated | down | drain | unknown
     capacity: Resources = {}
     allocated: Resources = {}
+    allocatable: Resources = {}  # what pods may use (k8s status.allocatable); {}: = capacity
     gpu_type: str | None = None
     gpus_used_indices: list[int] = []
     labels: dict[str, str] = {}
@@ -79,6 +80,7 @@ class Team(Struct, kw_only=True, omit_defaults=True):
     shares: float | None = None
     fairshare: FairShare | None = None
     usage: Resources = {}  # what the source says the team holds now
+    borrowed: Resources = {}  # part of usage above guarantee, taken from the cohort (Kueue)
     per_job_limit: Resources | None = None  # LimitRange max / MaxTRESPerJob
     per_user_limit: Resources | None = None
     max_wall: float | None = None
@@ -138,6 +140,8 @@ class Job(Struct, kw_only=True, omit_defaults=True):
     dependency: str | None = None
     qos_class: str | None = None  # Kubernetes Guaranteed / Burstable / BestEffort
     gang: str | None = None  # jobs sharing a gang id start together or not at all
+    queue_position: int | None = None  # 0 = next in its queue (Kueue visibility API)
+    local_queue_position: int | None = None  # the same within its LocalQueue
 
 
 class SourceStatus(Struct, kw_only=True, omit_defaults=True):

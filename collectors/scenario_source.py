@@ -35,8 +35,14 @@ class ScenarioSource:
             if ev.op == "submit":
                 state = RUNNING if step["result"] == "running" else PENDING
                 jobs.append(
-                    Job(id=str(i + 1), team=ev.team, state=state, request={unit: ev.amount},
-                        submit_time=float(i + 1), reason=None if state == RUNNING else "Quota")
+                    Job(
+                        id=str(i + 1),
+                        team=ev.team,
+                        state=state,
+                        request={unit: ev.amount},
+                        submit_time=float(i + 1),
+                        reason=None if state == RUNNING else "Quota",
+                    )
                 )
             else:
                 for j in jobs:  # the seed's finish frees the oldest running job's amount
@@ -60,20 +66,37 @@ class ScenarioSource:
         for t in self.scenario.teams:
             state = step["teams"][t.name] if step else {"used": 0, "queued": 0}  # type: ignore[index]
             teams.append(
-                Team(name=t.name, max={unit: t.cap}, usage={unit: float(state["used"])},
-                     source_notes=["scenario cap: max only, no guarantee"])
+                Team(
+                    name=t.name,
+                    max={unit: t.cap},
+                    usage={unit: float(state["used"])},
+                    source_notes=["scenario cap: max only, no guarantee"],
+                )
             )
         nodes = [
-            Node(name=n.name, partitions=n.partitions, gpu_type=n.gpu_type,
-                 capacity={k: v for k, v in (("cpu", n.cpu), ("memory", n.memory),
-                                             ("gpu", n.gpu)) if v})
+            Node(
+                name=n.name,
+                partitions=n.partitions,
+                gpu_type=n.gpu_type,
+                capacity={
+                    k: v for k, v in (("cpu", n.cpu), ("memory", n.memory), ("gpu", n.gpu)) if v
+                },
+            )
             for n in self.scenario.nodes
         ]
         return Snapshot(
-            cluster=info.cluster, source=self.name, taken_at=time.time(), teams=teams,
-            nodes=nodes, jobs=self._jobs_at(position) if position >= 0 else [],
-            meta={"step": str(position + 1), "steps": str(self.total_steps),
-                  "unit": unit, "granted": str(self.granted)},
+            cluster=info.cluster,
+            source=self.name,
+            taken_at=time.time(),
+            teams=teams,
+            nodes=nodes,
+            jobs=self._jobs_at(position) if position >= 0 else [],
+            meta={
+                "step": str(position + 1),
+                "steps": str(self.total_steps),
+                "unit": unit,
+                "granted": str(self.granted),
+            },
         )
 
     def collect(self) -> Snapshot:

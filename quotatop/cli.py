@@ -20,20 +20,19 @@ def demo_path(name: str) -> Path:
 
 
 def _cmd_tui(args: argparse.Namespace) -> int:
-    from collectors.scenario_source import ScenarioSource
-    from quotatop.scenario import load_scenario
-    from tui.app import QuotatopApp
+    from quotatop.tui_launch import run_tui
 
-    path = args.scenario or demo_path(DEFAULT_SCENARIO)
-    source = ScenarioSource(load_scenario(path))
-    QuotatopApp(source, refresh=args.refresh).run()
-    return 0
+    return run_tui(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="quotatop", description=__doc__)
     p.add_argument("--scenario", help="scenario TOML to play (default: bundled demo)")
-    p.add_argument("--refresh", type=float, default=1.0, help="seconds between refreshes")
+    p.add_argument("--source", nargs="+", metavar="KIND",
+                   help="demo | slurm | k8s | prometheus | replay FILE (default: demo)")
+    p.add_argument("--refresh", type=float, default=None,
+                   help="seconds between refreshes (default 1, or [tui] refresh)")
+    p.add_argument("--config", help="config TOML (default $XDG_CONFIG_HOME/quotatop/config.toml)")
     p.set_defaults(func=_cmd_tui)
     sub = p.add_subparsers(dest="command")
     for name in COMMANDS:

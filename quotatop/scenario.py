@@ -1,5 +1,10 @@
 """Scenario files (TOML): teams and their quotas, optional nodes, a policy and a
-timeline of events. The format is documented in docs/scenarios.md."""
+timeline of events. The format is documented in docs/scenarios.md.
+
+Two shapes share one loader: ``policy = "fifo"`` (the seed article's per-team
+FIFO: teams with a cap, submit/finish events) and ``policy = "multifactor"``
+(v2: nodes, teams with guarantee/max/lendable/weight/cohort, QoS levels, core
+policy settings and a timeline of jobs with submit time and duration)."""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ import msgspec
 
 from quotatop.errors import UserError
 
-Policy = Literal["fifo"]
+Policy = Literal["fifo", "multifactor"]
 
 
 class ScenarioInfo(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -34,6 +39,68 @@ class NodeSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     gpu: float = 0
     gpu_type: str | None = None
     partitions: list[str] = []
+    count: int = 1  # v2: this many identical nodes, named NAME01, NAME02, ...
+
+
+# v2: an amount is a number in the scenario's unit, or a table of resources.
+Amount = float | dict[str, float]
+
+
+class TeamV2(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    name: str
+    guarantee: Amount | None = None
+    max: Amount | None = None
+    lendable: Amount | None = None
+    weight: float = 1.0
+    shares: float | None = None
+    cohort: str | None = None
+    parent: str | None = None
+    preemptible: bool = True
+    per_job_limit: Amount | None = None
+    per_user_limit: Amount | None = None
+    max_wall: float | None = None
+    max_submit_jobs: int | None = None
+
+
+class QoSV2(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    name: str
+    priority: int = 0
+    preempts: list[str] = []
+    preempt_mode: Literal["requeue", "suspend", "cancel", "off"] = "requeue"
+    max_wall: float | None = None
+    max_tres_per_user: Amount | None = None
+    max_tres_per_job: Amount | None = None
+    max_submit_jobs_per_user: int | None = None
+    max_jobs_per_user: int | None = None
+
+
+class JobV2(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    team: str
+    duration: float
+    submit: float = 0  # seconds from the scenario's start
+    id: str | None = None
+    user: str = ""
+    gpu: float = 0
+    cpu: float = 0
+    memory: float = 0
+    gpu_type: str | None = None
+    nodes: int = 1
+    time_limit: float | None = None  # default: the duration
+    qos: str = "normal"
+    qos_class: Literal["Guaranteed", "Burstable", "BestEffort"] | None = None
+    gang: str | None = None
+    count: int = 1  # this many copies, ids ID-1, ID-2, ...
+    every: float = 0  # seconds between the copies' submits
+
+
+class ScenarioV2(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    scenario: ScenarioInfo
+    teams: list[TeamV2]
+    nodes: list[NodeSpec]
+    qos: list[QoSV2] = []
+    settings: dict[str, object] = {}  # scheduler_core.Policy fields
+    jobs: list[JobV2] = []
+    until: float | None = None  # stop the simulation here (seconds from start)
 
 
 class EventSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -62,7 +129,7 @@ def _where(path: str) -> str:
     return path.removeprefix("$.").removeprefix("$") or "top level"
 
 
-def load_scenario(path: str | Path) -> Scenario:
+def load_scenario(path: str | Path) -> Scenario | ScenarioV2:
     p = Path(path)
     try:
         text = p.read_bytes()
@@ -76,14 +143,61 @@ def load_scenario(path: str | Path) -> Scenario:
         raise UserError(f"{p}: not TOML: the file is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"{p}: not TOML: {e}") from None
+    info = raw.get("scenario") if isinstance(raw, dict) else None
+    v2 = isinstance(info, dict) and info.get("policy") == "multifactor"
     try:
-        scenario = msgspec.convert(raw, Scenario)
+        scenario = msgspec.convert(raw, ScenarioV2 if v2 else Scenario)
     except msgspec.ValidationError as e:
         msg, _, place = str(e).partition(" - at `")
         where = _where(place.rstrip("`")) if place else "top level"
         raise UserError(f"{p}: at {where}: {msg}") from None
+    if isinstance(scenario, ScenarioV2):
+        _check_v2(p, scenario)
+        return scenario
     _check_references(p, scenario)
     return scenario
+
+
+def _check_v2(p: Path, s: ScenarioV2) -> None:
+    from scheduler_core import Policy
+
+    def unique(kind: str, names: list[str]) -> set[str]:
+        seen: set[str] = set()
+        for i, n in enumerate(names):
+            if n in seen:
+                raise UserError(f"{p}: at {kind}[{i}].name: {n!r} is defined twice")
+            seen.add(n)
+        return seen
+
+    teams = unique("teams", [t.name for t in s.teams])
+    qos = unique("qos", [q.name for q in s.qos]) | {"normal"}
+    unique("nodes", [n.name for n in s.nodes])
+    if not s.nodes:
+        raise UserError(f"{p}: at nodes: a multifactor scenario needs at least one node")
+    for i, t in enumerate(s.teams):
+        if t.parent is not None and t.parent not in teams:
+            raise UserError(f"{p}: at teams[{i}].parent: unknown team {t.parent!r}")
+    for i, q in enumerate(s.qos):
+        for other in q.preempts:
+            if other not in qos:
+                raise UserError(f"{p}: at qos[{i}].preempts: unknown qos {other!r}")
+    for i, j in enumerate(s.jobs):
+        if j.team not in teams:
+            known = ", ".join(sorted(teams))
+            raise UserError(f"{p}: at jobs[{i}].team: unknown team {j.team!r} (known: {known})")
+        if j.qos not in qos:
+            raise UserError(f"{p}: at jobs[{i}].qos: unknown qos {j.qos!r}")
+        for field in ("duration", "submit", "gpu", "cpu", "memory", "every"):
+            if getattr(j, field) < 0:
+                raise UserError(f"{p}: at jobs[{i}].{field}: cannot be negative")
+        if j.count < 1 or j.nodes < 1:
+            raise UserError(f"{p}: at jobs[{i}]: count and nodes must be at least 1")
+    try:
+        msgspec.convert(s.settings, Policy)
+    except msgspec.ValidationError as e:
+        msg, _, place = str(e).partition(" - at `")
+        where = "settings" + place.rstrip("`").removeprefix("$") if place else "settings"
+        raise UserError(f"{p}: at {where}: {msg}") from None
 
 
 def _check_references(p: Path, s: Scenario) -> None:

@@ -9,5 +9,22 @@ def fifo_simulate(
 
     Raises ValueError naming the step for an unknown team or op."""
 
+def predict_msgpack(snapshot: bytes, policy: bytes, horizon: float) -> bytes:
+    """msgpack Snapshot + msgpack Policy -> msgpack list of Prediction arrays
+    (decode with scheduler_core.types.Prediction). ValueError on bad input."""
+
+def simulate_msgpack(input: bytes, policy: bytes) -> bytes:
+    """msgpack {"cluster": Snapshot, "jobs": [SimJob], "start"?, "until"?} +
+    msgpack Policy -> msgpack SimResult array. ValueError on bad input."""
+
+def check_policy(policy: bytes) -> None:
+    """Raises ValueError naming the first bad setting of a msgpack Policy."""
+
 def snapshot_stats(data: bytes) -> dict[str, float | int]:
-    """Decode a msgpack snapshot in Rust and return counts (nodes, jobs, ...)."""
+    """Decode a msgpack snapshot the core's lean way and return counts (nodes, jobs, ...)."""
+
+def snapshot_stats_owned(data: bytes) -> dict[str, float | int]:
+    """The same through the full owned serde mirror: the crossing baseline."""
+
+def _panic_for_test() -> None:
+    """Panics inside the core's guard; raises ValueError (tests the guard)."""

@@ -222,6 +222,8 @@ def test_cluster_queues_in_a_cohort_with_borrowing(snap: Snapshot) -> None:
     assert ml.lendable is None  # no lendingLimit: all unused guarantee may be lent
     assert ml.usage["gpu"] == 40.0
     assert "borrowing 8 gpu from cohort ai" in ml.source_notes
+    assert ml.borrowed == {"gpu": 8.0, "gpu:NVIDIA-H100-80GB-HBM3": 8.0}
+    assert teams["cq-nlp"].borrowed == {}
     vision = teams["cq-vision"]
     assert vision.max is None  # no borrowingLimit anywhere: may borrow without bound
     assert vision.guarantee is not None and vision.guarantee["gpu"] == 16
@@ -237,7 +239,9 @@ def test_nodes_and_priority_classes(snap: Snapshot) -> None:
     nodes = {n.name: n for n in snap.nodes}
     g1 = nodes["gpu01"]
     assert g1.capacity["gpu"] == 8 and g1.capacity["gpu:NVIDIA-H100-80GB-HBM3"] == 8
-    assert g1.capacity["cpu"] == 63.5 and g1.capacity["memory"] == 1024 * 1024.0
+    assert g1.allocatable["cpu"] == 63.5 and g1.allocatable["memory"] == 1024 * 1024.0
+    assert g1.capacity["cpu"] == 64.0 and g1.capacity["memory"] == 1056784.0  # status.capacity
+    assert g1.allocatable["gpu:NVIDIA-H100-80GB-HBM3"] == 8
     assert g1.allocated["gpu"] == 8 and g1.state == "allocated"
     assert "nvidia.com/gpu=present:NoSchedule" in g1.taints
     assert nodes["gpu07"].state == "drain"
@@ -380,7 +384,7 @@ def test_unknown_kueue_version_is_reported(tmp_path: Path) -> None:
         col.close()
         server.stop()
     assert not any(t.name.startswith("cq-") for t in s.teams)
-    assert any("quotatop understands v1beta1" in w for w in s.warnings)
+    assert any("quotatop understands v1beta2, v1beta1" in w for w in s.warnings)
     assert {j.id for j in s.jobs} >= {"ml-research/train-0"}  # pods are jobs again
 
 

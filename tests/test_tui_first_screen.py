@@ -20,12 +20,18 @@ async def test_demo_plays_and_q_quits() -> None:
                     and app.snapshot.meta["step"] == "10":
                 break
         table = app.query_one("#teams", DataTable)
-        rows = {str(table.get_row_at(i)[0]): table.get_row_at(i) for i in range(table.row_count)}
-        assert set(rows) == {"alpha", "beta", "gamma"}
+        names = {str(table.get_row_at(i)[0]) for i in range(table.row_count)}
+        assert names == {"alpha", "beta", "gamma"}
+
+        def cap_used_queued(team: str) -> list[str]:
+            # The scenario's cap is a max (no guarantee); queued is pending demand.
+            return [str(table.get_cell(team, k)) for k in ("max", "used", "queued")]
+
         # After the seed's ten steps: alpha 24/24, beta 4 with nothing queued, gamma 12.
-        assert rows["alpha"][1:4] == ["24", "24", "0"]
-        assert rows["beta"][1:4] == ["16", "4", "0"]
-        assert rows["gamma"][1:4] == ["16", "12", "0"]
+        assert cap_used_queued("alpha") == ["24", "24", "0"]
+        assert cap_used_queued("beta") == ["16", "4", "0"]
+        assert cap_used_queued("gamma") == ["16", "12", "0"]
+        assert str(table.get_cell("alpha", "guarantee")) == "no guarantee (demo)"
         await pilot.press("q")
     assert app.return_code == 0 or app.return_code is None
 

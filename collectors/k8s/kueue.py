@@ -1,4 +1,9 @@
-"""Kueue (kueue.x-k8s.io/v1beta1) objects mapped onto the one team and job model."""
+"""Kueue (kueue.x-k8s.io v1beta1 and v1beta2) objects mapped onto the one team and job model.
+
+The two versions differ where we read them: v1beta2 renames ClusterQueue
+``spec.cohort`` to ``spec.cohortName`` and replaces Workload ``spec.priorityClassName``
+/ ``priorityClassSource`` with ``spec.priorityClassRef`` {group, kind, name}.
+"""
 
 from __future__ import annotations
 
@@ -124,8 +129,15 @@ def cluster_queue_to_team(cq: Obj, flavors: Mapping[str, Obj], feeders: list[str
         lendable=lendable if any_lending else None,
         weight=weight,
         usage=usage,
+        borrowed=borrowed,
         source_notes=notes,
     )
+
+
+def workload_priority_class(spec: Obj) -> str | None:
+    """The priority class name under either version's field."""
+    ref = spec.get("priorityClassRef") or {}
+    return ref.get("name") or spec.get("priorityClassName") or None
 
 
 def cohort_to_team(cohort: Obj) -> Team:
@@ -195,7 +207,7 @@ def workload_to_job(wl: Obj, team: str, cluster_queue: str | None) -> Job:
         id=f"{meta.get('namespace', '')}/{meta.get('name', '')}",
         name=meta.get("name", ""),
         team=team,
-        qos=spec.get("priorityClassName") or "default",
+        qos=workload_priority_class(spec) or "default",
         partition=cq,
         state=state,
         request=workload_request(wl),

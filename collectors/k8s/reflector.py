@@ -248,6 +248,8 @@ def check_response(resp: Any) -> None:
         from kubernetes.client.exceptions import ApiException
 
         try:
+            if getattr(resp, "data", None) is None:
+                resp.read()  # the error body (a Status) is not read until asked for
             body = resp.data.decode("utf-8", errors="replace")
         except Exception:
             body = None

@@ -7,6 +7,10 @@ import sys
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "format", None):
+        from quotatop.trace_simulate import run as run_trace
+
+        return run_trace(args)
     from quotatop.scenario import load_scenario
     from quotatop.simulate import jsonl_lines
 
@@ -20,4 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("simulate", help="run a scenario through the scheduling core")
     p.add_argument("file")
     p.add_argument("--jsonl", action="store_true", help="one JSON object per step (default)")
+    from quotatop.trace_simulate import add_arguments
+
+    add_arguments(p)
     p.set_defaults(func=run)

@@ -1,9 +1,19 @@
 //! quotatop's scheduling core: from a snapshot (nodes, jobs, teams, QoS and a
-//! policy) predict what the scheduler does next. It knows nothing of Slurm or
-//! Kubernetes; collectors map those into the snapshot model first.
+//! policy) predict what the scheduler does next, or simulate a workload. It
+//! knows nothing of Slurm or Kubernetes; collectors map those into the snapshot
+//! model first.
 
+// Resource vectors are indexed by dimension (cpu, memory, gpu) throughout:
+// index loops read clearer than zipped iterators there.
+#![allow(clippy::needless_range_loop, clippy::type_complexity)]
+
+pub mod api;
+pub mod cluster;
+pub mod engine;
 pub mod fifo;
 pub mod model;
+pub mod policy;
+pub mod wire;
 
 #[cfg(feature = "python")]
 mod python;

@@ -14,7 +14,10 @@ client relies on, shaped as the API reference defines it:
   ``timeoutSeconds`` ends the stream;
 * bearer-token authentication (401 Unauthorized Status) and per-resource RBAC denial
   (403 Forbidden Status worded as the real authorizer words it);
-* a record of every request (method, path, query) so tests can prove a client only reads.
+* a record of every request (method, path, query) so tests can prove a client only reads;
+* Kueue at v1beta1 and/or v1beta2 (one store, converted to the version asked for, as
+  Kueue's conversion webhook does) and Kueue's visibility API (pending positions); see
+  ``kueue_api.py``.
 
 Tests change the cluster through Python methods (``apply``, ``patch``, ``delete``,
 ``compact``, ``drop_watches``, ``pause``/``resume``); each change bumps the one global
@@ -38,6 +41,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from . import kueue_api
 
 Obj = dict[str, Any]
 
@@ -155,6 +160,7 @@ class KubeAPIServer:
         *,
         kueue: bool = True,
         kueue_versions: tuple[str, ...] = ("v1beta1",),
+        visibility: bool = True,
         tokens: dict[str, str] | None = None,
         bookmark_interval: float = 0.5,
         default_watch_timeout: float = 30.0,
@@ -169,11 +175,21 @@ class KubeAPIServer:
                 # does not know (e.g. v9); cohorts keep their own version.
                 if rt.plural == "cohorts":
                     self.resources.append(rt)
+                    if "v1beta2" in kueue_versions:  # v1beta2 Kueue serves Cohort there too
+                        self.resources.append(
+                            ResourceType(rt.group, "v1beta2", rt.plural, rt.kind, False)
+                        )
                     continue
                 for ver in kueue_versions:
                     self.resources.append(
                         ResourceType(rt.group, ver, rt.plural, rt.kind, rt.namespaced, rt.short)
                     )
+        # The visibility API is served by Kueue itself (an aggregated API), per version.
+        self.visibility_versions: tuple[str, ...] = (
+            tuple(v for v in kueue_versions if v in kueue_api.CONVERTIBLE)
+            if kueue and visibility
+            else ()
+        )
         self._lock = threading.Condition()
         self._rv = 1000
         self._objects: dict[str, dict[tuple[str, str], Obj]] = {}
@@ -289,9 +305,27 @@ class KubeAPIServer:
                 return rt
         raise KeyError(f"{obj['apiVersion']} {obj['kind']} is not served")
 
+    def _served_as(self, obj: Obj) -> tuple[ResourceType, Obj]:
+        """The type that stores ``obj``; a Kueue object at a version not served is
+        converted to one that is, as Kueue's conversion webhook would."""
+        try:
+            return self._rtype_for(obj), obj
+        except KeyError:
+            group, _, version = obj["apiVersion"].rpartition("/")
+            if group != kueue_api.KUEUE_GROUP or version not in kueue_api.CONVERTIBLE:
+                raise
+            for rt in self.resources:
+                if (
+                    rt.group == group
+                    and rt.kind == obj["kind"]
+                    and rt.version in kueue_api.CONVERTIBLE
+                ):
+                    return rt, kueue_api.convert(obj, rt.version)
+            raise
+
     def apply(self, obj: Obj) -> Obj:
         """Create or replace; stamps uid/creationTimestamp/resourceVersion as the server does."""
-        rtype = self._rtype_for(obj)
+        rtype, obj = self._served_as(obj)
         obj = copy.deepcopy(obj)
         meta = obj.setdefault("metadata", {})
         if rtype.namespaced:
@@ -477,9 +511,27 @@ class KubeAPIServer:
         for rt in self.resources:
             if rt.group and rt.version not in out.setdefault(rt.group, []):
                 out[rt.group].append(rt.version)
+        if self.visibility_versions:
+            out[kueue_api.VISIBILITY_GROUP] = list(self.visibility_versions)
         return out
 
+    def pending_workloads(self, cq: str) -> list[Obj] | None:
+        """Kueue's queue for ``cq`` (None: no such ClusterQueue)."""
+        with self._lock:
+            if ("", cq) not in self._objects.get("clusterqueues", {}):
+                return None
+            workloads = [copy.deepcopy(o) for o in self._objects.get("workloads", {}).values()]
+            lqs = [copy.deepcopy(o) for o in self._objects.get("localqueues", {}).values()]
+        return kueue_api.pending_in_cluster_queue(cq, workloads, lqs)
+
+    def local_queue_target(self, namespace: str, name: str) -> str | None:
+        with self._lock:
+            lq = self._objects.get("localqueues", {}).get((namespace, name))
+        return None if lq is None else (lq.get("spec") or {}).get("clusterQueue")
+
     def resource_list(self, group: str, version: str) -> Obj | None:
+        if group == kueue_api.VISIBILITY_GROUP:
+            return kueue_api.discovery(version) if version in self.visibility_versions else None
         found = [r for r in self.resources if r.group == group and r.version == version]
         if not found:
             return None
@@ -617,6 +669,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._not_found(path)
             return
         version, rest = rest[0], rest[1:]
+        if group == kueue_api.VISIBILITY_GROUP and rest:
+            self._visibility(method, version, rest, query, user)
+            return
         if not rest:
             body = api.resource_list(group, version)
             if body is None:
@@ -672,12 +727,69 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             obj.setdefault("apiVersion", rtype.group_version)
             obj.setdefault("kind", rtype.kind)
-            self._send_json(200, obj)
+            self._send_json(200, kueue_api.convert(obj, rtype.version))
             return
         if watching:
             self._watch(rtype, ns, selector, query)
             return
         self._list(rtype, ns, selector, query)
+
+    def _visibility(
+        self, method: str, version: str, rest: list[str], query: dict[str, str], user: str
+    ) -> None:
+        api = self.api
+        ns: str | None = None
+        if rest[:1] == ["namespaces"] and len(rest) == 5:
+            ns, rest = rest[1], rest[2:]
+        shapes = {"clusterqueues": False, "localqueues": True}
+        if (
+            version not in api.visibility_versions
+            or len(rest) != 3
+            or rest[0] not in shapes
+            or rest[2] != "pendingworkloads"
+            or shapes[rest[0]] != (ns is not None)
+        ):
+            self._not_found("/".join(["", "apis", kueue_api.VISIBILITY_GROUP, version, *rest]))
+            return
+        plural, name = rest[0], rest[1]
+        sub = ResourceType(kueue_api.VISIBILITY_GROUP, version, f"{plural}/pendingworkloads",
+                           "PendingWorkloadsSummary", ns is not None)
+        verb = "get" if method == "GET" else method.lower()
+        if (denial := api.forbidden(user, verb, sub, ns)) is not None:
+            denial["message"] = (
+                f'{plural}.{kueue_api.VISIBILITY_GROUP} "{name}" is forbidden: ' + denial["message"]
+                .split(" is forbidden: ", 1)[1]
+            )
+            self._send_json(403, denial)
+            return
+        if method != "GET":
+            self._send_json(405, _status(405, "MethodNotAllowed", f"{method} is not supported"))
+            return
+        try:
+            offset = int(query.get("offset") or 0)
+            limit = int(query.get("limit") or 0) or kueue_api.DEFAULT_PENDING_LIMIT
+        except ValueError:
+            self._send_json(400, _status(400, "BadRequest", "offset and limit must be integers"))
+            return
+        cq = name if ns is None else api.local_queue_target(ns, name)
+        pending = api.pending_workloads(cq) if cq else None
+        if pending is None:
+            kind = plural[:-1]
+            self._send_json(
+                404,
+                _status(
+                    404,
+                    "NotFound",
+                    f'{kind}.{kueue_api.VISIBILITY_GROUP} "{name}" not found',
+                    {"name": name, "group": kueue_api.VISIBILITY_GROUP, "kind": kind},
+                ),
+            )
+            return
+        if ns is None:
+            items = kueue_api.cluster_queue_summary(pending, offset, limit)
+        else:
+            items = kueue_api.local_queue_summary(pending, ns, name, offset, limit)
+        self._send_json(200, kueue_api.summary(version, items))
 
     def _not_found(self, path: str) -> None:
         self._send_json(
@@ -710,6 +822,8 @@ class _Handler(BaseHTTPRequestHandler):
             for item in page:
                 item.pop("kind", None)
                 item.pop("apiVersion", None)
+        else:
+            page = [kueue_api.convert(item, rtype.version) for item in page]
         self._send_json(
             200,
             {
@@ -744,6 +858,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.flush()
         for event in self.api.watch_events(rtype, ns, sel, since, timeout, bookmarks):
+            if event["type"] in ("ADDED", "MODIFIED", "DELETED"):
+                event = {**event, "object": kueue_api.convert(event["object"], rtype.version)}
             self._chunk(json.dumps(event).encode() + b"\n")
         self._chunk(b"")
 
@@ -1421,7 +1537,7 @@ def _kueue_objects() -> list[Obj]:
             ],
             [_usage("a100", gpu=("0", "0"), cpu=("0", "0"), memory=("0", "0"))],
             admitted=0,
-            pending=1,
+            pending=2,
         )
     )
     for ns, cq in (("ml-research", "cq-ml-research"), ("vision", "cq-vision"), ("nlp", "cq-nlp")):
@@ -1471,6 +1587,26 @@ def _kueue_objects() -> list[Obj]:
                 )
             ],
             cq=None,
+        )
+    )
+    # Queued behind job-big-5c2d1 (lower priority): position 1 in cq-nlp.
+    objs.append(
+        _workload(
+            "nlp",
+            "job-small-7d3e4",
+            "4",
+            1,
+            [
+                _cond(
+                    "QuotaReserved",
+                    "False",
+                    "Pending",
+                    "couldn't assign flavors to pod set main: insufficient unused quota for "
+                    "nvidia.com/gpu in flavor a100, 4 more needed",
+                )
+            ],
+            cq=None,
+            priority=50,
         )
     )
     objs.append(

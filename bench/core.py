@@ -1,0 +1,108 @@
+"""Speed of the scheduling core's predict, in one run.
+
+Prints, for 1k/10k/50k pending jobs on 100/500/2,000 nodes of 8 GPUs (every
+node busy with running jobs): the crossing cost (msgspec encode of the
+snapshot + decode of the predictions), the core's predict time, the total, the
+speed-up over the pure-Python reference (tests/reference) on the sizes it can
+finish, and the growth in jobs against n·log n.
+Usage: python bench/core.py [--reference-max-jobs 1000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from reference import core as ref
+
+import scheduler_core
+from collectors.model import Job, Node, Snapshot, Team
+
+NOW = 1.7e9
+JOBS = (1_000, 10_000, 50_000)
+NODES = (100, 500, 2_000)
+
+
+def make_snapshot(pending: int, n_nodes: int) -> Snapshot:
+    teams = [Team(name=f"team{i}", max={"gpu": n_nodes * 8 / 10}) for i in range(20)]
+    nodes = [Node(name=f"gpu{i:04d}", capacity={"cpu": 64, "memory": 1_000_000, "gpu": 8})
+             for i in range(n_nodes)]
+    jobs = []
+    for i in range(n_nodes):  # two 4-GPU jobs on every node, ending at different times
+        for k in range(2):
+            jobs.append(Job(id=f"r{i}-{k}", team=f"team{(i + k) % 20}", state="running",
+                            request={"cpu": 8, "memory": 64000, "gpu": 4}, nodes=[f"gpu{i:04d}"],
+                            start_time=NOW - 600, time_limit=1800.0 * (1 + (i * 7 + k) % 24)))
+    for i in range(pending):
+        jobs.append(Job(id=str(100000 + i), user=f"u{i % 97}", team=f"team{i % 20}",
+                        request={"cpu": 8, "memory": 64000, "gpu": float(1 + i % 8)},
+                        time_limit=3600.0 * (1 + i % 24), submit_time=NOW - i))
+    return Snapshot(cluster="bench", taken_at=NOW, nodes=nodes, teams=teams, jobs=jobs)
+
+
+def best(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times) * 1000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reference-max-jobs", type=int, default=1_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    policy = scheduler_core.Policy()
+    pol = msgspec.msgpack.encode(policy)
+    ref_policy = msgspec.to_builtins(policy)
+    horizon = 86400.0
+    decoder = msgspec.msgpack.Decoder(list[scheduler_core.Prediction])
+    print(f"predict, horizon {horizon:.0f} s, policy: backfill={policy.backfill}, "
+          f"placement={policy.placement}; best of {args.repeat}")
+    print(f"{'pending':>8} {'nodes':>6} {'encode':>8} {'core':>9} {'decode':>8} {'total':>9}"
+          f" {'started':>8} {'reference':>10} {'speed-up':>9}")
+    core_ms: dict[tuple[int, int], float] = {}
+    for n_jobs in JOBS:
+        for n_nodes in NODES:
+            snap = make_snapshot(n_jobs, n_nodes)
+            data = msgspec.msgpack.encode(snap)
+            enc = best(lambda s=snap: msgspec.msgpack.encode(s), args.repeat)
+            out = scheduler_core.predict_msgpack(data, pol, horizon)
+            core = best(lambda d=data: scheduler_core.predict_msgpack(d, pol, horizon), args.repeat)
+            dec = best(lambda o=out: decoder.decode(o), args.repeat)
+            preds = decoder.decode(out)
+            started = sum(1 for p in preds if p.start is not None)
+            total = enc + core + dec
+            core_ms[(n_jobs, n_nodes)] = core
+            ref_txt, ratio_txt = "-", "-"
+            if n_jobs <= args.reference_max_jobs and n_nodes <= 100:
+                builtins = msgspec.to_builtins(snap)
+                ref_ms = best(lambda b=builtins: ref.predict(b, ref_policy, horizon), 1)
+                got = {p.job_id: (p.start, p.nodes) for p in preds}
+                assert got == ref.predict(builtins, ref_policy, horizon), "core != reference"
+                ref_txt, ratio_txt = f"{ref_ms:8.0f}ms", f"{ref_ms / total:8.0f}x"
+            print(f"{n_jobs:>8} {n_nodes:>6} {enc:6.1f}ms {core:7.1f}ms {dec:6.1f}ms "
+                  f"{total:7.1f}ms {started:>8} {ref_txt:>10} {ratio_txt:>9}")
+    print("\ngrowth in jobs (core time, 2,000 nodes) against n·log n:")
+    base_n = JOBS[0]
+    base = core_ms[(base_n, NODES[-1])]
+    for n in JOBS:
+        t = core_ms[(n, NODES[-1])]
+        nlogn = (n * math.log(n)) / (base_n * math.log(base_n))
+        print(f"  {n:>6} jobs: x{t / base:6.2f} time   x{nlogn:6.2f} n·log n   "
+              f"{'ok' if t / base <= nlogn * 1.5 else 'FASTER THAN n log n'}")
+    target = core_ms[(JOBS[-1], NODES[-1])]
+    print(f"\n50k jobs x 2,000 nodes: core {target:.1f} ms (target <= 100 ms incl. crossing)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+"""How long it takes to turn ``squeue --json`` into snapshot jobs.
+
+Builds documents of 1k, 10k and 100k jobs by replicating the jobs of the real 22.05
+fixture (tests/fixtures/slurm/22.05/squeue.json) under new job ids, then times the
+collector's msgspec path (typed Structs, only the mapped fields built) against stdlib
+``json.loads`` + walking the dicts into the same model Jobs with the same helpers, in
+the same run. Targets: 100k jobs in <= 0.5 s, >= 5x the stdlib way.
+Usage: python bench/slurm_parse.py [--sizes 1000,10000,100000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import msgspec  # noqa: E402
+
+from collectors.model import PENDING, Job, Snapshot  # noqa: E402
+from collectors.slurm.hostlist import expand_hostlist  # noqa: E402
+from collectors.slurm.json_decode import decode_squeue, job_state, resources  # noqa: E402
+
+FIXTURE = ROOT / "tests" / "fixtures" / "slurm" / "22.05" / "squeue.json"
+
+
+def build_document(n: int) -> bytes:
+    doc = json.loads(FIXTURE.read_bytes())
+    base = doc["jobs"]
+    jobs = []
+    for i in range(n):
+        j = dict(base[i % len(base)])
+        new_id = 100_000 + i
+        if j["array_job_id"]:
+            j["array_job_id"] = 100_000 + (i // len(base)) * len(base)
+        j["job_id"] = new_id
+        j["name"] = f"{j['name']}-{i % 1000}"
+        jobs.append(j)
+    doc["jobs"] = jobs
+    return json.dumps(doc, indent=2).encode()  # squeue pretty-prints
+
+
+def _stdlib_job(j: dict) -> Job:
+    state = job_state(j["job_state"])
+    start = j["start_time"] or None
+    array_parent = str(j["array_job_id"]) if j["array_job_id"] else None
+    array_task = None
+    if array_parent:
+        task = j["array_task_id"]
+        array_task = str(task) if task is not None else j["array_task_string"] or None
+    limit = j["time_limit"]
+    return Job(
+        id=str(j["job_id"]),
+        name=j["name"],
+        array_parent=array_parent,
+        array_task=array_task,
+        user=j["user_name"],
+        team=j["account"],
+        qos=j["qos"],
+        partition=j["partition"] or None,
+        state=state,
+        request=resources(j["tres_req_str"]),
+        nodes_requested=j["node_count"] or 1,
+        time_limit=limit * 60.0 if limit is not None else None,
+        submit_time=float(j["submit_time"] or 0),
+        eligible_time=float(j["eligible_time"]) if j["eligible_time"] else None,
+        start_time=start if state != PENDING else None,
+        end_time=(j["end_time"] or None) if state != PENDING else None,
+        priority=j["priority"],
+        reason=None if j["state_reason"] == "None" else j["state_reason"],
+        estimated_start=start if state == PENDING else None,
+        nodes=expand_hostlist(j["nodes"]) if j["nodes"] and state != PENDING else [],
+        dependency=j["dependency"] or None,
+    )
+
+
+def via_stdlib(data: bytes) -> Snapshot:
+    doc = json.loads(data)
+    return Snapshot(source="slurm", jobs=[_stdlib_job(j) for j in doc["jobs"]])
+
+
+def via_msgspec(data: bytes) -> Snapshot:
+    jobs, _ = decode_squeue(data)
+    return Snapshot(source="slurm", jobs=jobs)
+
+
+class _IdOnly(msgspec.Struct, gc=False):
+    job_id: int
+
+
+class _Doc(msgspec.Struct, gc=False):
+    jobs: list[_IdOnly] = []
+
+
+_floor = msgspec.json.Decoder(_Doc)
+
+
+def floor(data: bytes) -> Snapshot:
+    """Only scanning the bytes (one int per job kept): no decoder can go below this."""
+    _floor.decode(data)
+    return Snapshot()
+
+
+def best(fn: Callable[[bytes], Snapshot], data: bytes, repeat: int) -> tuple[float, Snapshot]:
+    times, out = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn(data)
+        times.append(time.perf_counter() - t0)
+    assert out is not None
+    return min(times), out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    print(
+        f"{'jobs':>8} {'MB':>6} {'msgspec s':>10} {'stdlib s':>10} {'ratio':>6}"
+        f" {'scan floor s':>13}"
+    )
+    for n in (int(s) for s in args.sizes.split(",")):
+        data = build_document(n)
+        fast, a = best(via_msgspec, data, args.repeat)
+        slow, b = best(via_stdlib, data, args.repeat)
+        if len(a.jobs) != n or [j.id for j in a.jobs[:50]] != [j.id for j in b.jobs[:50]]:
+            print("the two paths disagree", file=sys.stderr)
+            return 1
+        scan, _ = best(floor, data, args.repeat)
+        ratio = slow / fast
+        print(
+            f"{n:>8} {len(data) / 1e6:>6.1f} {fast:>10.4f} {slow:>10.4f} {ratio:>5.1f}x"
+            f" {scan:>13.4f}"
+        )
+        if n == 100_000:
+            ok = fast <= 0.5 and ratio >= 5
+            print(
+                f"target 100k <= 0.5 s and >= 5x stdlib: {'met' if ok else 'NOT met'}"
+                f" ({fast:.3f} s, {ratio:.1f}x)"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,767 @@
+"""The recording format: snapshots appended to one SQLite file.
+
+Layout (schema version ``FORMAT_VERSION``; v1 files are still read):
+
+* ``meta(key, value)``: ``format`` (= ``quotatop-recording``), ``schema_version``,
+  ``cluster``, ``source``, ``quotatop_version``, ``created``, ``keyframe_every``,
+  ``keyframe_chain``.
+* ``frames(seq, t, kind, key_seq, ref, blob)``: ``kind`` 0 is a keyframe (a whole
+  snapshot), 1 a delta against the frame before it; ``key_seq`` is the keyframe
+  that starts the delta chain, so a seek reads one keyframe and the deltas after
+  it in a single indexed range query. Blobs are msgspec msgpack compressed by zstd.
+  ``ref`` names the zstd dictionary: for a keyframe, the seq of the previous
+  keyframe whose raw bytes it is compressed against (0: none — a chain root, one
+  every ``keyframe_chain`` keyframes); for a delta, a ``dicts`` row (0: the raw
+  bytes of its group's keyframe, as v1 did).
+* ``dicts(id, data)`` (v2): zstd dictionaries trained on a recorder's first deltas.
+
+A delta holds the jobs, nodes, teams, QoS and partitions that appeared (whole),
+the fields that changed on the ones that stayed (a field list and a sparse item),
+the keys that vanished, and the small remaining fields of the snapshot whole.
+Whole-number fields that changed on many items at once (every pending job's
+priority at each Slurm PriorityCalcPeriod) go in ``columns`` instead: the items'
+positions gap-coded and the integer differences, which zstd packs to ~1 byte each.
+Each frame is its own transaction in WAL mode, so a recorder killed mid-write
+leaves a file that opens with at most the frame being written lost.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import zstandard
+from msgspec import Struct
+
+from collectors.model import Job, Node, Partition, QoS, Snapshot, Team
+
+FORMAT_NAME = "quotatop-recording"
+FORMAT_VERSION = 2
+APPLICATION_ID = 0x71746F70  # "qtop": marks the SQLite file as ours
+KEYFRAME = 0
+DELTA = 1
+DEFAULT_KEYFRAME_EVERY = 300
+# Keyframes compress against the previous one (~half the size: most jobs are still
+# there); a chain is rooted every this many keyframes so a seek decompresses at most
+# this many (~1.5 ms each for 10k jobs; only the last is decoded).
+DEFAULT_KEYFRAME_CHAIN = 6
+# Deltas compress against a dictionary trained on this many of the recorder's first
+# deltas: ~half the bytes of using the keyframe's, and 10x faster to decompress.
+TRAIN_AFTER = 64
+DICT_SIZE = 16_384
+_EXACT = 2**53  # integer differences of floats below this are exact
+
+# The keyed collections of a snapshot, with the attribute that names each item.
+_KEYED = (
+    ("jobs", "id"),
+    ("nodes", "name"),
+    ("teams", "name"),
+    ("qos", "name"),
+    ("partitions", "name"),
+)
+
+
+class RecordingError(Exception):
+    """The file is not a readable quotatop recording; the message is one line."""
+
+
+class Column(Struct, array_like=True):
+    """One numeric field changed on many items: ``field`` may be ``factors.age``
+    (a field of a nested struct). Positions index the previous frame's order."""
+
+    attr: str
+    field: str
+    gaps: list[int]  # first position, then the distance to each next
+    diffs: list[int]  # new value minus old
+
+
+class Delta(Struct, kw_only=True, omit_defaults=True):
+    header: Snapshot  # the snapshot with its keyed collections emptied
+    jobs: list[Job] = []  # new items, whole
+    nodes: list[Node] = []
+    teams: list[Team] = []
+    qos: list[QoS] = []
+    partitions: list[Partition] = []
+    # Changed items: the names of the changed fields and the item holding only
+    # those (fields back at their default are omitted by the encoder).
+    jobs_changed: list[tuple[list[str], Job]] = []
+    nodes_changed: list[tuple[list[str], Node]] = []
+    teams_changed: list[tuple[list[str], Team]] = []
+    qos_changed: list[tuple[list[str], QoS]] = []
+    partitions_changed: list[tuple[list[str], Partition]] = []
+    removed: dict[str, list[str]] = {}
+    # Full key order of a collection, only when upserts and removals alone
+    # would not reproduce the source's order.
+    order: dict[str, list[str]] = {}
+    columns: list[Column] = []  # applied first, against the previous frame (v2)
+
+
+_encoder = msgspec.msgpack.Encoder()
+_snapshot_decoder = msgspec.msgpack.Decoder(Snapshot)
+_delta_decoder = msgspec.msgpack.Decoder(Delta)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS frames (
+    seq INTEGER PRIMARY KEY,
+    t REAL NOT NULL,
+    kind INTEGER NOT NULL,
+    key_seq INTEGER NOT NULL,
+    ref INTEGER NOT NULL DEFAULT 0,
+    blob BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS dicts (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
+"""
+
+
+def parse_duration(text: str, *, allow_zero: bool = False) -> float:
+    """``72h``, ``30m``, ``2d``, ``90s`` or plain seconds → seconds."""
+    units = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+    t = text.strip().lower()
+    try:
+        value = float(t[:-1]) * units[t[-1]] if t and t[-1] in units else float(t)
+    except ValueError:
+        raise ValueError(f"bad duration {text!r}: use e.g. 90s, 30m, 72h, 2d") from None
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"bad duration {text!r}: must be positive")
+    return value
+
+
+def _header(snap: Snapshot) -> Snapshot:
+    return msgspec.structs.replace(snap, jobs=[], nodes=[], teams=[], qos=[], partitions=[])
+
+
+def make_delta(prev: Snapshot, cur: Snapshot) -> Delta:
+    delta = Delta(header=_header(cur))
+    for attr, key in _KEYED:
+        old = {getattr(x, key): x for x in getattr(prev, attr)}
+        new_items = getattr(cur, attr)
+        added, changed = [], []
+        pairs = []
+        for x in new_items:
+            before = old.get(getattr(x, key))
+            if before is None:
+                added.append(x)
+            elif before != x:
+                pairs.append((before, x))
+        if pairs:
+            changed, columns = _changes(attr, key, old, pairs)
+            delta.columns.extend(columns)
+        new_keys = [getattr(x, key) for x in new_items]
+        new_set = set(new_keys)
+        removed = [k for k in old if k not in new_set]
+        setattr(delta, attr, added)
+        setattr(delta, f"{attr}_changed", changed)
+        if removed:
+            delta.removed[attr] = removed
+        if _apply_order(list(old), added, removed, key) != new_keys:
+            delta.order[attr] = new_keys
+    return delta
+
+
+_MIN_COLUMN = 16
+
+
+def _int_diff(a: Any, b: Any) -> int | None:
+    """``b - a`` when both are numbers of one type, whole and exact; else None."""
+    t = type(a)
+    if t is not type(b) or t not in (int, float):
+        return None
+    if t is float and not (a.is_integer() and b.is_integer() and abs(a) < _EXACT
+                           and abs(b) < _EXACT):
+        return None
+    return int(b - a)
+
+
+def _numeric_changes(before: Any, after: Any) -> tuple[list[str], dict[str, int]]:
+    """The changed fields split into those only a patch can carry and whole-number
+    differences by column name (``priority``, ``factors.age``)."""
+    other, nums = [], {}
+    for f in before.__struct_fields__:
+        a, b = getattr(before, f), getattr(after, f)
+        if a == b:
+            continue
+        d = _int_diff(a, b)
+        if d is not None:
+            nums[f] = d
+            continue
+        if isinstance(a, Struct) and type(a) is type(b):
+            subs = {f"{f}.{s}": _int_diff(getattr(a, s), getattr(b, s))
+                    for s in a.__struct_fields__ if getattr(a, s) != getattr(b, s)}
+            if None not in subs.values():
+                nums.update(subs)  # type: ignore[arg-type]
+                continue
+        other.append(f)
+    return other, nums
+
+
+def _changes(attr: str, key: str, old: dict[str, Any], pairs: list[tuple[Any, Any]]
+             ) -> tuple[list[tuple[list[str], Any]], list[Column]]:
+    """Patches and columns for the items that changed. A column pays only when
+    many items share it; an item's change to a field goes to a patch (whole) unless
+    every part of it is in a column that pays."""
+    split = [(b, a, *_numeric_changes(b, a)) for b, a in pairs]
+    counts: dict[str, int] = {}
+    for *_, nums in split:
+        for name in nums:
+            counts[name] = counts.get(name, 0) + 1
+    paying = {n for n, c in counts.items() if c >= _MIN_COLUMN}
+    position = {k: i for i, k in enumerate(old)} if paying else {}
+    cols: dict[str, tuple[list[int], list[int]]] = {n: ([], []) for n in sorted(paying)}
+    patches = []
+    for before, after, other, nums in split:
+        k = getattr(after, key)
+        top = {n.split(".", 1)[0] for n in nums}
+        unpaid = {n.split(".", 1)[0] for n in nums if n not in paying}
+        names = other + [f for f in before.__struct_fields__ if f in unpaid]
+        for n, d in nums.items():
+            if n.split(".", 1)[0] in top - unpaid:
+                cols[n][0].append(position[k])
+                cols[n][1].append(d)
+        if names:
+            sparse = type(after)(**{key: k}, **{f: getattr(after, f) for f in names})
+            patches.append((names, sparse))
+    columns = [Column(attr, n, _gaps(p), d) for n, (p, d) in cols.items() if p]
+    return patches, columns
+
+
+def _gaps(positions: list[int]) -> list[int]:
+    return [positions[0]] + [b - a for a, b in itertools.pairwise(positions)]
+
+
+def _apply_order(old_keys: list[str], added: list[Any], removed: list[str], key: str) -> list[str]:
+    gone = set(removed)
+    keys = [k for k in old_keys if k not in gone]
+    keys += [getattr(x, key) for x in added]
+    return keys
+
+
+def _raw_dict(keyframe: bytes) -> zstandard.ZstdCompressionDict:
+    return zstandard.ZstdCompressionDict(keyframe, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
+
+
+class _State:
+    """A snapshot being rebuilt from a delta chain: keyed dicts, so applying one
+    delta costs what the delta holds, not what the cluster holds."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.header = snap
+        self.items: dict[str, dict[str, Any]] = {
+            attr: {getattr(x, key): x for x in getattr(snap, attr)} for attr, key in _KEYED
+        }
+
+    def apply(self, delta: Delta) -> None:
+        self.header = delta.header
+        if delta.columns:
+            self._apply_columns(delta.columns)
+        for attr, key in _KEYED:
+            items = self.items[attr]
+            for k in delta.removed.get(attr, []):
+                items.pop(k, None)
+            for names, sparse in getattr(delta, f"{attr}_changed"):
+                k = getattr(sparse, key)
+                items[k] = msgspec.structs.replace(
+                    items[k], **{f: getattr(sparse, f) for f in names}
+                )
+            for x in getattr(delta, attr):
+                items[getattr(x, key)] = x
+            order = delta.order.get(attr)
+            if order is not None:
+                self.items[attr] = {k: items[k] for k in order}
+
+    def _apply_columns(self, columns: list[Column]) -> None:
+        by_attr: dict[str, list[Column]] = {}
+        for c in columns:
+            by_attr.setdefault(c.attr, []).append(c)
+        replace = msgspec.structs.replace
+        for attr, cols in by_attr.items():
+            items = self.items[attr]
+            keys = list(items)
+            # Position → difference maps built at C speed; then one replace per item
+            # (and one per nested struct) however many of its fields changed.
+            top: list[tuple[str, dict[int, int]]] = []
+            nested: dict[str, list[tuple[str, dict[int, int]]]] = {}
+            for c in cols:
+                diffs = dict(zip(itertools.accumulate(c.gaps), c.diffs, strict=True))
+                f, _, sub = c.field.partition(".")
+                if sub:
+                    nested.setdefault(f, []).append((sub, diffs))
+                else:
+                    top.append((f, diffs))
+            touched: set[int] = set()
+            for _, m in top:
+                touched.update(m)
+            for subs in nested.values():
+                for _, m in subs:
+                    touched.update(m)
+            for pos in touched:
+                k = keys[pos]
+                item = items[k]
+                kw: dict[str, Any] = {}
+                for f, m in top:
+                    d = m.get(pos)
+                    if d is not None:
+                        kw[f] = getattr(item, f) + d
+                for f, subs in nested.items():
+                    inner = getattr(item, f)
+                    sub_kw = {}
+                    for sub, m in subs:
+                        d = m.get(pos)
+                        if d is not None:
+                            sub_kw[sub] = getattr(inner, sub) + d
+                    if sub_kw:
+                        kw[f] = replace(inner, **sub_kw)
+                items[k] = replace(item, **kw)
+
+    def snapshot(self) -> Snapshot:
+        return msgspec.structs.replace(
+            self.header, **{attr: list(self.items[attr].values()) for attr, _ in _KEYED}
+        )
+
+
+def apply_delta(prev: Snapshot, delta: Delta) -> Snapshot:
+    state = _State(prev)
+    state.apply(delta)
+    return state.snapshot()
+
+
+class _Db:
+    """An open recording file: validated on open, every read error made one line."""
+
+    def __init__(self, path: str | Path, *, create: bool) -> None:
+        self.path = str(path)
+        if not create and not Path(self.path).is_file():
+            raise RecordingError(f"{self.path}: no such recording")
+        try:
+            # The TUI reads frames from worker threads, one at a time (never at once).
+            self.conn = sqlite3.connect(
+                self.path, isolation_level=None, timeout=10, check_same_thread=False
+            )
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            if create:
+                self.conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.DatabaseError as e:
+            raise RecordingError(f"{self.path}: not a quotatop recording ({e})") from None
+
+    def meta(self) -> dict[str, str]:
+        try:
+            tables = {
+                r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+            if not {"meta", "frames"} <= tables:
+                raise RecordingError(
+                    f"{self.path}: not a quotatop recording (an SQLite file without its tables)"
+                )
+            meta = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as e:
+            raise RecordingError(f"{self.path}: damaged recording ({e})") from None
+        if meta.get("format") != FORMAT_NAME:
+            raise RecordingError(f"{self.path}: not a quotatop recording")
+        try:
+            version = int(meta.get("schema_version", ""))
+        except ValueError:
+            raise RecordingError(f"{self.path}: recording has no schema version") from None
+        if version > FORMAT_VERSION:
+            raise RecordingError(
+                f"{self.path}: recording schema v{version} is newer than this quotatop "
+                f"reads (v{FORMAT_VERSION}); upgrade quotatop to replay it"
+            )
+        return meta
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class Recorder:
+    """Appends snapshots to a recording; each append is one transaction.
+
+    ``start()`` opens (or creates) the file, ``append(snap)`` writes one frame,
+    ``stop()`` closes it. Appending to an existing recording continues it with a
+    fresh keyframe (a chain root) and a freshly trained delta dictionary."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        cluster: str = "",
+        source: str = "",
+        keyframe_every: int = DEFAULT_KEYFRAME_EVERY,
+        keyframe_chain: int = DEFAULT_KEYFRAME_CHAIN,
+        retention: float | None = None,
+        level: int = 19,
+        keyframe_level: int = 9,
+    ) -> None:
+        self.path = Path(path)
+        self.cluster, self.source = cluster, source
+        self.keyframe_every = max(1, keyframe_every)
+        self.keyframe_chain = max(1, keyframe_chain)
+        self.retention = retention
+        # Deltas are small: the slowest level costs ~1 ms a frame and saves ~5%.
+        self._level = level
+        # Keyframes are rare and large: a slower level pays (≈25% smaller at level 9).
+        self._key_level = keyframe_level
+        self._delta_cctx: zstandard.ZstdCompressor | None = None
+        self._db: _Db | None = None
+        self._prev: Snapshot | None = None
+        self._prev_key: tuple[int, bytes] | None = None  # (seq, raw msgpack)
+        self._chain_len = 0
+        self._since_key = 0
+        self._key_seq = 0
+        self._dict_id = 0
+        self._samples: list[bytes] = []
+        self.frames_written = 0
+
+    def start(self) -> Recorder:
+        from quotatop import __version__
+
+        fresh = not self.path.exists() or self.path.stat().st_size == 0
+        db = _Db(self.path, create=True)
+        try:
+            if fresh:
+                db.conn.executescript(_SCHEMA)
+                db.conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                rows = {
+                    "format": FORMAT_NAME,
+                    "schema_version": str(FORMAT_VERSION),
+                    "cluster": self.cluster,
+                    "source": self.source,
+                    "quotatop_version": __version__,
+                    "created": f"{time.time():.3f}",
+                    "keyframe_every": str(self.keyframe_every),
+                    "keyframe_chain": str(self.keyframe_chain),
+                }
+                with db.conn:
+                    db.conn.execute("BEGIN")
+                    db.conn.executemany("INSERT INTO meta VALUES (?, ?)", rows.items())
+            else:
+                meta = db.meta()
+                if int(meta["schema_version"]) != FORMAT_VERSION:
+                    raise RecordingError(
+                        f"{self.path}: cannot append to a v{meta['schema_version']} recording"
+                    )
+        except sqlite3.DatabaseError as e:
+            db.close()
+            raise RecordingError(f"{self.path}: cannot record here ({e})") from None
+        except RecordingError:
+            db.close()
+            raise
+        self._db = db
+        self._prev = self._prev_key = None
+        self._dict_id, self._samples = 0, []
+        return self
+
+    def _keyframe(self, snap: Snapshot) -> tuple[bytes, bytes, int]:
+        payload = _encoder.encode(snap)
+        ref = 0
+        if self._prev_key is not None and self._chain_len < self.keyframe_chain:
+            ref, base = self._prev_key
+            cctx = zstandard.ZstdCompressor(level=self._key_level, dict_data=_raw_dict(base))
+        else:
+            cctx = zstandard.ZstdCompressor(level=self._key_level)
+        blob = cctx.compress(payload)
+        if self._dict_id == 0:
+            # Until a dictionary is trained, deltas compress against their keyframe's
+            # bytes: new jobs look like old ones.
+            self._delta_cctx = zstandard.ZstdCompressor(
+                level=self._level, dict_data=_raw_dict(payload), write_content_size=True
+            )
+        return payload, blob, ref
+
+    def _train(self) -> None:
+        assert self._db is not None
+        try:
+            trained = zstandard.train_dictionary(DICT_SIZE, self._samples, level=self._level)
+        except zstandard.ZstdError:
+            self._samples = []  # too little to learn from (tiny snapshots): keep v1's way
+            return
+        data = trained.as_bytes()
+        with self._db.conn:
+            self._db.conn.execute("BEGIN IMMEDIATE")
+            cur = self._db.conn.execute("INSERT INTO dicts (data) VALUES (?)", (data,))
+        self._dict_id = int(cur.lastrowid or 0)
+        self._delta_cctx = zstandard.ZstdCompressor(
+            level=self._level, dict_data=zstandard.ZstdCompressionDict(data),
+            write_content_size=True, write_dict_id=False,
+        )
+        self._samples = []
+
+    def append(self, snap: Snapshot) -> int:
+        """Write one frame; returns its sequence number."""
+        if self._db is None:
+            raise RuntimeError("Recorder.append before start()")
+        conn = self._db.conn
+        if self._prev is None or self._since_key >= self.keyframe_every:
+            kind = KEYFRAME
+            payload, blob, ref = self._keyframe(snap)
+        else:
+            kind, payload = DELTA, _encoder.encode(make_delta(self._prev, snap))
+            assert self._delta_cctx is not None
+            blob, ref = self._delta_cctx.compress(payload), self._dict_id
+            if self._dict_id == 0 and self._samples is not None:
+                self._samples.append(payload)
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            seq = (conn.execute("SELECT COALESCE(MAX(seq), 0) FROM frames").fetchone()[0]) + 1
+            key_seq = seq if kind == KEYFRAME else self._key_seq
+            conn.execute(
+                "INSERT INTO frames (seq, t, kind, key_seq, ref, blob) VALUES (?, ?, ?, ?, ?, ?)",
+                (seq, snap.taken_at, kind, key_seq, ref, blob),
+            )
+        if kind == KEYFRAME:
+            self._key_seq, self._since_key = seq, 1
+            self._chain_len = 1 if ref == 0 else self._chain_len + 1
+            self._prev_key = (seq, payload)
+        else:
+            self._since_key += 1
+            if self._dict_id == 0 and len(self._samples) >= TRAIN_AFTER:
+                self._train()
+        self._prev = snap
+        self.frames_written += 1
+        if self.retention is not None and self.frames_written % 100 == 1:
+            purge(conn, snap.taken_at - self.retention)
+        return seq
+
+    def stop(self) -> None:
+        if self._db is not None:
+            self._db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> Recorder:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _has_ref(conn: sqlite3.Connection) -> bool:
+    """v1 files have no ``ref`` column: every dictionary there is the keyframe."""
+    return any(r[1] == "ref" for r in conn.execute("PRAGMA table_info(frames)"))
+
+
+def _keyframe_raw(conn: sqlite3.Connection, seq: int, has_ref: bool,
+                  cache: dict[int, bytes] | None = None) -> bytes:
+    """The msgpack bytes of keyframe ``seq``, decompressing its chain root first."""
+    chain: list[tuple[int, bytes]] = []
+    at = seq
+    while True:
+        if cache is not None and at in cache:
+            raw = cache[at]
+            break
+        row = conn.execute(
+            f"SELECT kind, {'ref' if has_ref else '0'}, blob FROM frames WHERE seq = ?", (at,)
+        ).fetchone()
+        if row is None or row[0] != KEYFRAME:
+            raise RecordingError(f"keyframe {at} is missing")
+        chain.append((at, row[2]))
+        if row[1] == 0:
+            raw = b""
+            break
+        at = row[1]
+    for at, blob in reversed(chain):
+        dctx = zstandard.ZstdDecompressor(dict_data=_raw_dict(raw)) if raw else _plain_dctx
+        raw = dctx.decompress(blob)
+        if cache is not None:
+            cache[at] = raw
+    return raw
+
+
+_plain_dctx = zstandard.ZstdDecompressor()
+
+
+def purge(conn: sqlite3.Connection, cutoff: float) -> int:
+    """Delete frames older than ``cutoff`` in whole keyframe groups (a delta
+    chain is only readable from its keyframe), so up to one group of frames
+    older than the cut may stay. A kept keyframe compressed against a deleted one
+    is recompressed on its own first, in the same transaction. Returns the number
+    of frames deleted."""
+    row = conn.execute(
+        "SELECT key_seq FROM frames WHERE t >= ? ORDER BY seq LIMIT 1", (cutoff,)
+    ).fetchone()
+    if row is None:  # every frame is older: keep the newest group
+        row = conn.execute("SELECT key_seq FROM frames ORDER BY seq DESC LIMIT 1").fetchone()
+        if row is None:
+            return 0
+    keep = row[0]
+    has_ref = _has_ref(conn)
+    with conn:
+        conn.execute("BEGIN IMMEDIATE")
+        if has_ref:
+            ref = conn.execute("SELECT ref FROM frames WHERE seq = ?", (keep,)).fetchone()
+            if ref is not None and ref[0] and ref[0] < keep:
+                raw = _keyframe_raw(conn, keep, has_ref)
+                blob = zstandard.ZstdCompressor(level=9).compress(raw)
+                conn.execute("UPDATE frames SET ref = 0, blob = ? WHERE seq = ?", (blob, keep))
+        cur = conn.execute("DELETE FROM frames WHERE seq < ?", (keep,))
+        if has_ref:
+            conn.execute(
+                "DELETE FROM dicts WHERE id < (SELECT MAX(id) FROM dicts) AND id NOT IN "
+                "(SELECT DISTINCT ref FROM frames WHERE kind = ?)", (DELTA,)
+            )
+    return cur.rowcount
+
+
+class FrameInfo(Struct, frozen=True):
+    seq: int
+    t: float
+    kind: int
+
+
+class _Cursor:
+    """Where the last read left a delta chain, so stepping forward is cheap."""
+
+    def __init__(self, key_seq: int, seq: int, state: _State, key_raw: bytes) -> None:
+        self.key_seq, self.seq, self.state, self.key_raw = key_seq, seq, state, key_raw
+        self.key_dctx: zstandard.ZstdDecompressor | None = None
+
+    def dctx_for_keyframe(self) -> zstandard.ZstdDecompressor:
+        if self.key_dctx is None:
+            self.key_dctx = zstandard.ZstdDecompressor(dict_data=_raw_dict(self.key_raw))
+        return self.key_dctx
+
+
+class Recording:
+    """A recording opened for reading: frame times, and any frame by index."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._db = _Db(path, create=False)
+        try:
+            self.meta = self._db.meta()
+            rows = self._db.conn.execute(
+                "SELECT seq, t, key_seq FROM frames ORDER BY seq"
+            ).fetchall()
+            self._has_ref = _has_ref(self._db.conn)
+        except sqlite3.DatabaseError as e:
+            self._db.close()
+            raise RecordingError(f"{path}: damaged recording ({e})") from None
+        except RecordingError:
+            self._db.close()
+            raise
+        self.path = str(path)
+        self.seqs = [r[0] for r in rows]
+        self.times = [r[1] for r in rows]
+        self._key_seqs = [r[2] for r in rows]
+        self._cache: _Cursor | None = None
+        self._dicts: dict[int, zstandard.ZstdDecompressor] = {}
+        if self.seqs:
+            self.frame(len(self.seqs) - 1)  # a truncated file fails here, at open
+
+    def __len__(self) -> int:
+        return len(self.seqs)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Recording:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def forget(self) -> None:
+        """Drop what earlier reads left decoded, so the next read is a cold seek."""
+        self._cache = None
+        self._dicts = {}
+
+    def index_at(self, t: float) -> int:
+        """The last frame taken at or before ``t`` (the first frame if ``t`` is earlier)."""
+        import bisect
+
+        return max(0, bisect.bisect_right(self.times, t) - 1)
+
+    def frame(self, index: int) -> Snapshot:
+        """The snapshot at frame ``index`` (0-based; negative counts from the end).
+
+        Snapshots share unchanged items with their neighbours: treat them as
+        read-only."""
+        if not self.seqs:
+            raise RecordingError(f"{self.path}: recording has no frames")
+        index = range(len(self.seqs))[index]
+        # Decoding allocates ~10^5 objects at once; the cyclic GC pausing over them
+        # would double a seek, and the decoded structs hold no cycles.
+        gc_was_on = gc.isenabled()
+        gc.disable()
+        try:
+            return self._frame(index)
+        finally:
+            if gc_was_on:
+                gc.enable()
+
+    def _delta_dctx(self, ref: int, cache: _Cursor) -> zstandard.ZstdDecompressor:
+        if ref == 0:
+            return cache.dctx_for_keyframe()
+        dctx = self._dicts.get(ref)
+        if dctx is None:
+            row = self._db.conn.execute("SELECT data FROM dicts WHERE id = ?", (ref,)).fetchone()
+            if row is None:
+                raise RecordingError(f"{self.path}: dictionary {ref} is missing")
+            dctx = zstandard.ZstdDecompressor(dict_data=zstandard.ZstdCompressionDict(row[0]))
+            self._dicts[ref] = dctx
+        return dctx
+
+    def _frame(self, index: int) -> Snapshot:
+        seq, key_seq = self.seqs[index], self._key_seqs[index]
+        cache = self._cache
+        ref_col = "ref" if self._has_ref else "0"
+        try:
+            if cache is not None and cache.key_seq == key_seq and cache.seq <= seq:
+                start = cache.seq + 1  # stepping forward inside a group
+            else:
+                try:
+                    raw = _keyframe_raw(self._db.conn, key_seq, self._has_ref)
+                except RecordingError:
+                    raise RecordingError(
+                        f"{self.path}: frame {index + 1} has no keyframe"
+                    ) from None
+                cache = _Cursor(key_seq, key_seq, _State(_snapshot_decoder.decode(raw)), raw)
+                start = key_seq + 1
+            if start <= seq:
+                rows = self._db.conn.execute(
+                    f"SELECT kind, {ref_col}, blob FROM frames WHERE seq BETWEEN ? AND ? "
+                    "ORDER BY seq",
+                    (start, seq),
+                ).fetchall()
+                if len(rows) != seq - start + 1 or any(k != DELTA for k, _, _ in rows):
+                    raise RecordingError(f"{self.path}: frames missing before frame {index + 1}")
+                for _, ref, blob in rows:
+                    raw_delta = self._delta_dctx(ref, cache).decompress(blob)
+                    cache.state.apply(_delta_decoder.decode(raw_delta))
+                cache.seq = seq
+        except (
+            sqlite3.DatabaseError,
+            zstandard.ZstdError,
+            msgspec.DecodeError,
+            msgspec.ValidationError,
+            KeyError,
+            IndexError,
+            TypeError,
+        ) as e:
+            self._cache = None
+            raise RecordingError(f"{self.path}: damaged frame {index + 1} ({e})") from None
+        self._cache = cache
+        return cache.state.snapshot()
+
+    def __iter__(self) -> Iterator[Snapshot]:
+        for i in range(len(self.seqs)):
+            yield self.frame(i)
+
+
+def open_recording(path: str | Path) -> Recording:
+    return Recording(path)
+
+
+def purge_file(path: str | Path, retention: float) -> int:
+    """Apply a retention window to a recording file relative to its newest frame."""
+    db = _Db(path, create=False)
+    try:
+        db.meta()
+        last = db.conn.execute("SELECT MAX(t) FROM frames").fetchone()[0]
+        return 0 if last is None else purge(db.conn, last - retention)
+    finally:
+        db.close()

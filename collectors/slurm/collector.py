@@ -1,0 +1,230 @@
+"""SlurmCollector: polls the Slurm client commands and maps them into one Snapshot.
+
+A refresh runs the fast commands (squeue, sinfo, sprio, sshare); the slow ones
+(sacctmgr, sacct, scontrol partition/config, sprio weights) run every ``slow_every``
+seconds and are cached in between. A failing command never raises out of
+``collect``: its last good output stays in use and the snapshot is marked stale
+with that command's one-line error."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import msgspec
+
+from collectors.model import Node, Snapshot
+from collectors.slurm import commands as cmd
+from collectors.slurm import mapping, sacctmgr, scontrol, sprio, squeue_text, sshare
+from collectors.slurm.errors import ParseError, SlurmReportedError
+from collectors.slurm.json_decode import decode_sacct, decode_sinfo, decode_squeue
+from collectors.slurm.runner import CommandError, Runner
+
+Parser = Callable[[bytes], Any]
+
+
+def _text(fn: Callable[[str], Any]) -> Parser:
+    return lambda data: fn(data.decode(errors="replace"))
+
+
+class SlurmCollector:
+    name = "slurm"
+
+    def __init__(
+        self,
+        runner: Runner | None = None,
+        *,
+        ssh_host: str | None = None,
+        refresh: float = 2.0,
+        slow_every: float = 60.0,
+        timeout: float = 10.0,
+        env: Mapping[str, str] | None = None,
+        cluster_tz: dt.tzinfo | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.runner = runner or Runner(ssh_host=ssh_host, timeout=timeout, env=env)
+        self.refresh = refresh
+        self.slow_every = slow_every
+        self.clock = clock
+        self.cluster_tz = cluster_tz
+        self._last: dict[str, Any] = {}  # command name -> last good parsed output
+        self._errors: dict[str, str] = {}  # command name -> error of its latest run
+        self._warnings: dict[str, list[str]] = {}
+        self._slow_at: float | None = None
+        self._fast_at: float | None = None
+        self._snapshot: Snapshot | None = None
+        self._squeue_text = False  # switched on when this Slurm has no --json
+        self._need_node_details = False
+
+    # ---- one command ---------------------------------------------------------------
+    def _poll(self, name: str, argv: list[str], parse: Parser) -> Exception | None:
+        try:
+            out = self.runner.run(name, argv)
+            try:
+                parsed = parse(out.stdout)
+            except (ParseError, SlurmReportedError):
+                raise
+            except Exception as exc:  # a parser bug must not take the UI down
+                raise ParseError(f"{name} output", out.stdout[:40], repr(exc)) from None
+        except (CommandError, ParseError, SlurmReportedError) as exc:
+            self._errors[name] = str(exc)
+            if name in self.runner.status and self.runner.status[name].ok:
+                st = self.runner.status[name]
+                st.ok, st.error = False, str(exc)  # ran fine, output unreadable
+            return exc
+        self._errors.pop(name, None)
+        self._last[name] = parsed
+        return None
+
+    def _squeue(self) -> None:
+        if not self._squeue_text:
+            failed = self._poll("squeue", cmd.SQUEUE_JSON, decode_squeue)
+            err = str(failed) if isinstance(failed, CommandError) else ""
+            # Only squeue itself refusing --json switches to text, never bad output.
+            no_json = ("unrecognized", "plugin", "invalid option", "unknown option")
+            if "json" in err.lower() and any(w in err for w in no_json):
+                self._squeue_text = True
+                self._errors.pop("squeue", None)
+        if self._squeue_text:
+            self._poll("squeue", cmd.SQUEUE_TEXT, _text(self._jobs_from_text))
+
+    def _jobs_from_text(self, text: str) -> tuple[list[Any], None]:
+        rows = squeue_text.parse_squeue_text(text)
+        return [mapping.job_from_text(r, self.cluster_tz) for r in rows], None
+
+    def _fast_round(self) -> None:
+        self._squeue()
+        self._poll("sinfo", cmd.SINFO_JSON, decode_sinfo)
+        sinfo = self._last.get("sinfo")
+        self._need_node_details = bool(sinfo) and not sinfo[2]
+        if self._need_node_details:
+            # 23.02+ sinfo --json groups nodes; exact per-node allocation and GPU
+            # indices come from scontrol.
+            self._poll("scontrol node", cmd.SCONTROL_NODE, _text(scontrol.parse_nodes))
+        self._poll("sprio", cmd.SPRIO, _text(sprio.parse_sprio))
+        self._poll("sshare", cmd.SSHARE, _text(sshare.parse_sshare))
+
+    def _slow_round(self) -> None:
+        self._poll("sacctmgr assoc", cmd.SACCTMGR_ASSOC, _text(sacctmgr.parse_assoc))
+        self._poll("sacctmgr qos", cmd.SACCTMGR_QOS, _text(sacctmgr.parse_qos))
+        self._poll("scontrol partition", cmd.SCONTROL_PARTITION, _text(scontrol.parse_partitions))
+        self._poll("scontrol config", cmd.SCONTROL_CONFIG, _text(scontrol.parse_config))
+        self._poll("sprio weights", cmd.SPRIO_WEIGHTS, _text(sprio.parse_sprio_weights))
+        self._poll("sacct", cmd.SACCT_JSON, decode_sacct)
+
+    # ---- the snapshot --------------------------------------------------------------
+    def collect(self) -> Snapshot:
+        now = self.clock()
+        fresh = self._fast_at is not None and now - self._fast_at < self.refresh
+        if self._snapshot is not None and fresh:
+            return self._snapshot
+        self._fast_at = now
+        self._fast_round()
+        if self._slow_at is None or now - self._slow_at >= self.slow_every or self._slow_failed():
+            self._slow_at = now
+            self._slow_round()
+        try:
+            self._snapshot = self._build(now)
+        except Exception as exc:  # never a traceback in the TUI: show the last good data
+            if self._snapshot is None:
+                self._snapshot = Snapshot(source="slurm", taken_at=now)
+            self._snapshot = msgspec.structs.replace(
+                self._snapshot, stale=True, stale_reason=f"slurm collector: {exc!r}"[:200]
+            )
+        return self._snapshot
+
+    def _slow_failed(self) -> bool:
+        # Retry a failed slow command on the next refresh rather than in 60 s.
+        return any(
+            n.startswith(("sacctmgr", "sacct", "scontrol p", "scontrol c", "sprio w"))
+            for n in self._errors
+        )
+
+    def _nodes(self) -> list[Node]:
+        sinfo = self._last.get("sinfo")
+        nodes: list[Node] = list(sinfo[0]) if sinfo else []
+        details = self._last.get("scontrol node") if self._need_node_details else None
+        if details:
+            by = {d.name: d for d in details}
+            for i, n in enumerate(nodes):
+                d = by.get(n.name)
+                if d is not None:
+                    nodes[i] = msgspec.structs.replace(
+                        n,
+                        capacity={k: v for k, v in d.capacity.items() if k != "billing"},
+                        allocated={k: v for k, v in d.allocated.items() if k != "billing"},
+                        gpus_used_indices=d.gpus_used_indices,
+                        gpu_type=n.gpu_type or d.gpu_type,
+                    )
+        return nodes
+
+    def _build(self, now: float) -> Snapshot:
+        warnings: list[str] = []
+        squeue = self._last.get("squeue")
+        jobs = [j for j in squeue[0]] if squeue else []
+        for entry in ("squeue", "sinfo", "sacct"):
+            got = self._last.get(entry)
+            info = got[1] if got else None
+            if info is not None:
+                warnings.extend(info.warnings)
+                warnings.extend(f"{entry}: {e}" for e in info.errors)
+        jobs = mapping.attach_priority(jobs, self._last.get("sprio", []))
+        history = self._last.get("sacct")
+        history_jobs = history[0] if history else []
+        qos_rows = self._last.get("sacctmgr qos", [])
+        config = self._last.get("scontrol config", {})
+        live_jobs = jobs
+        jobs = mapping.merge_history(jobs, history_jobs)
+        teams = mapping.teams(
+            self._last.get("sacctmgr assoc", []), self._last.get("sshare", []), qos_rows, live_jobs
+        )
+        meta: dict[str, str] = {}
+        info = squeue[1] if squeue else None
+        if info is not None:
+            meta["slurm_release"] = info.release
+            meta["json_schema"] = f"v0.0.{info.version}"
+        elif self._squeue_text:
+            meta["json_schema"] = "none (squeue -O text)"
+        weights = self._last.get("sprio weights")
+        if weights:
+            meta["priority_weights"] = ",".join(f"{k}={v:g}" for k, v in weights.items())
+        for key in ("PriorityType", "PreemptType", "PreemptMode", "SchedulerType", "SelectType"):
+            if key in config:
+                meta[key] = config[key]
+        preempted = mapping.preempted_runs(history_jobs)
+        if preempted:
+            meta["preempted_runs"] = ",".join(f"{k}:{v}" for k, v in sorted(preempted.items()))
+        host = self.runner.ssh_host
+        # The job and node views matter most: name their failure first.
+        order = ["squeue", "sinfo", "scontrol node", "sprio", "sshare"]
+        failing = sorted(
+            self._errors.items(),
+            key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order),
+        )
+        errors = [
+            err if err.startswith(name.split()[0]) else f"{name}: {err}" for name, err in failing
+        ]
+        stale = bool(errors)
+        reason = None
+        if errors:
+            reason = errors[0] + (f" (+{len(errors) - 1} more failing)" if len(errors) > 1 else "")
+        return Snapshot(
+            cluster=config.get("ClusterName", ""),
+            source=f"slurm via ssh {host}" if host else "slurm",
+            taken_at=now,
+            nodes=self._nodes(),
+            partitions=self._last.get("scontrol partition", []),
+            teams=teams,
+            qos=mapping.qos_levels(qos_rows, config.get("PreemptMode", "requeue")),
+            jobs=jobs,
+            status=sorted(self.runner.status.values(), key=lambda s: s.name),
+            warnings=warnings,
+            stale=stale,
+            stale_reason=reason,
+            meta=meta,
+        )
+
+    def close(self) -> None:
+        self.runner.close()

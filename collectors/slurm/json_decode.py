@@ -1,0 +1,542 @@
+"""Decode ``squeue/sinfo/sacct --json`` of either schema generation into model objects.
+
+The version comes from ``meta``: 22.05 names its plugin ``openapi/v0.0.38``, 23.02+
+names a ``data_parser/v0.0.NN``. A version newer (or older) than any known is read
+as the closest known one, with a warning in the snapshot."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import math
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import msgspec
+
+from collectors.model import (
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    PENDING,
+    PREEMPTED,
+    RUNNING,
+    SUSPENDED,
+    Job,
+    Node,
+    Resources,
+)
+from collectors.slurm import json_schema as js
+from collectors.slurm.errors import ParseError, SlurmReportedError
+from collectors.slurm.gres import parse_gres
+from collectors.slurm.hostlist import expand_hostlist
+from collectors.slurm.tres import parse_tres
+
+KNOWN = (38, 39, 40, 41, 42)
+_VERSION = re.compile(r"v0\.0\.(\d+)")
+# TRES that are not resources a job holds; kept out of Job.request and Node capacity.
+NOT_RESOURCES = frozenset({"node", "billing", "energy", "fs/disk", "vmem", "pages"})
+# Slurm's NO_VAL / INFINITE sentinels when a release forgets to wrap them.
+_SENTINEL = 0xFFFFFFFE
+
+_STATES = {
+    "PENDING": PENDING,
+    "REQUEUED": PENDING,
+    "REQUEUE_HOLD": PENDING,
+    "REQUEUE_FED": PENDING,
+    "RUNNING": RUNNING,
+    "COMPLETING": RUNNING,
+    "CONFIGURING": RUNNING,
+    "SIGNALING": RUNNING,
+    "STAGE_OUT": RUNNING,
+    "RESIZING": RUNNING,
+    "SUSPENDED": SUSPENDED,
+    "STOPPED": SUSPENDED,
+    "COMPLETED": COMPLETED,
+    "CANCELLED": CANCELLED,
+    "REVOKED": CANCELLED,
+    "PREEMPTED": PREEMPTED,
+    "FAILED": FAILED,
+    "TIMEOUT": FAILED,
+    "NODE_FAIL": FAILED,
+    "BOOT_FAIL": FAILED,
+    "DEADLINE": FAILED,
+    "OUT_OF_MEMORY": FAILED,
+    "SPECIAL_EXIT": FAILED,
+}
+# Among a 23.02+ state list (["RUNNING", "COMPLETING"]) the base state is the one listed here.
+_BASE = (
+    "PENDING",
+    "RUNNING",
+    "SUSPENDED",
+    "COMPLETED",
+    "CANCELLED",
+    "FAILED",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "PREEMPTED",
+    "BOOT_FAIL",
+    "DEADLINE",
+    "OUT_OF_MEMORY",
+)
+
+
+class Decoded(msgspec.Struct):
+    version: int  # 38 … 42: the schema actually used to read the document
+    release: str
+    warnings: list[str]
+    errors: list[str]
+
+
+_envelope = msgspec.json.Decoder(js.Envelope)
+_messages = msgspec.json.Decoder(js.Message)
+
+
+def _open(data: bytes, what: str) -> tuple[js.Envelope, Decoded]:
+    try:
+        env = _envelope.decode(data)
+    except msgspec.DecodeError as exc:
+        raise ParseError(f"{what} --json", data[:40], str(exc).splitlines()[0]) from None
+    version, release, warnings = detect_version(env.meta, what)
+    return env, Decoded(
+        version=version, release=release, warnings=warnings, errors=_messages_of(env.errors)
+    )
+
+
+def _messages_of(raws: list[msgspec.Raw]) -> list[str]:
+    errors = []
+    for raw in raws:
+        try:
+            m = _messages.decode(raw)
+            errors.append(m.error or m.description or "error")
+        except msgspec.DecodeError:
+            errors.append(bytes(raw).decode(errors="replace")[:80])
+    return errors
+
+
+def detect_version(meta: js.Meta | None, what: str = "document") -> tuple[int, str, list[str]]:
+    if meta is None or meta.plugin is None:
+        raise ParseError(f"{what} --json", "meta", "no meta.plugin: cannot tell the schema")
+    label = meta.plugin.data_parser or meta.plugin.type
+    info = meta.slurm or meta.Slurm
+    release = info.release if info else ""
+    m = _VERSION.search(label)
+    if m is None:
+        raise ParseError(f"{what} --json", label, "unknown schema")
+    found = int(m.group(1))
+    if found in KNOWN:
+        return found, release, []
+    closest = min(KNOWN, key=lambda k: abs(k - found))
+    return (
+        closest,
+        release,
+        [f"{what}: schema v0.0.{found} unknown; read as v0.0.{closest} (fields may be missing)"],
+    )
+
+
+def _payload(
+    raw: msgspec.Raw, decoder: msgspec.json.Decoder, what: str, info: Decoded
+) -> list[Any]:
+    items: list[Any] = []
+    if raw:
+        try:
+            items = decoder.decode(raw)
+        except msgspec.DecodeError as exc:
+            raise ParseError(f"{what} --json", bytes(raw)[:40], str(exc).splitlines()[0]) from None
+    # 22.05 exits 0 with an empty list and "errors" when slurmctld is down: that is an
+    # outage, not an empty cluster.
+    if info.errors and not items:
+        raise SlurmReportedError(f"{what}: {info.errors[0]}")
+    return items
+
+
+def num(value: object) -> float | None:
+    """A plain or wrapped number; None when unset, infinite or a NO_VAL sentinel."""
+    if value is None:
+        return None
+    if isinstance(value, js.Num):
+        if not value.set or value.infinite:
+            return None
+        value = value.number
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value) or abs(value) >= _SENTINEL:
+            return None
+        return float(value)
+    return None
+
+
+def epoch(value: object) -> float | None:
+    v = num(value)
+    return v if v else None
+
+
+def base_state(value: str | list[str] | None) -> str:
+    if isinstance(value, list):
+        return next((s for s in value if s in _BASE), value[0] if value else "")
+    return value or ""
+
+
+def job_state(value: str | list[str] | None) -> str:
+    return _STATES.get(base_state(value).upper(), PENDING)
+
+
+@functools.lru_cache(maxsize=4096)
+def _tres_cached(text: str) -> tuple[tuple[str, float], ...]:
+    return tuple((k, v) for k, v in parse_tres(text).items() if k not in NOT_RESOURCES)
+
+
+def resources(text: str) -> Resources:
+    """TRES → Resources without node/billing; memoised because a queue repeats a few shapes."""
+    return dict(_tres_cached(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _hosts_cached(text: str) -> tuple[str, ...]:
+    return tuple(expand_hostlist(text))
+
+
+def _none_if(text: str, *empty: str) -> str | None:
+    return None if not text or text in empty else text
+
+
+# ---- squeue ------------------------------------------------------------------------
+_squeue38 = msgspec.json.Decoder(list[js.SqueueJob38])
+_squeue39 = msgspec.json.Decoder(list[js.SqueueJob39])
+
+
+def _job(j: js.SqueueJob38 | js.SqueueJob39) -> Job:
+    state = job_state(j.job_state)
+    array_job = num(j.array_job_id)
+    task = num(j.array_task_id)
+    array_parent = array_task = None
+    if array_job:
+        array_parent = str(int(array_job))
+        if task is not None:
+            array_task = str(int(task))
+        elif j.array_task_string:
+            limit = num(j.array_max_tasks)
+            array_task = j.array_task_string + (
+                f"%{int(limit)}" if limit and "%" not in j.array_task_string else ""
+            )
+    limit_min = num(j.time_limit)
+    start = epoch(j.start_time)
+    nodes_text = j.nodes
+    return Job(
+        id=str(j.job_id),
+        name=j.name,
+        array_parent=array_parent,
+        array_task=array_task,
+        user=j.user_name,
+        team=j.account,
+        qos=j.qos,
+        partition=j.partition or None,
+        state=state,
+        request=resources(j.tres_req_str),
+        nodes_requested=int(num(j.node_count) or 1),
+        time_limit=limit_min * 60 if limit_min is not None else None,
+        submit_time=epoch(j.submit_time) or 0.0,
+        eligible_time=epoch(j.eligible_time),
+        start_time=start if state != PENDING else None,
+        end_time=epoch(j.end_time) if state != PENDING else None,
+        priority=num(j.priority),
+        reason=_none_if(j.state_reason, "None"),
+        # A pending job's start_time is Slurm's own (backfill) estimate.
+        estimated_start=start if state == PENDING else None,
+        nodes=list(_hosts_cached(nodes_text)) if nodes_text and state != PENDING else [],
+        dependency=_none_if(j.dependency, "(null)"),
+    )
+
+
+def _job38(j: js.SqueueJob38) -> Job:
+    """_job for 22.05, where every number is plain: no unwrapping, the hot path at 100k."""
+    state = _STATES.get(j.job_state, PENDING)
+    array_parent = array_task = None
+    if j.array_job_id:
+        array_parent = str(j.array_job_id)
+        if j.array_task_id is not None:
+            array_task = str(j.array_task_id)
+        elif j.array_task_string:
+            array_task = j.array_task_string
+    limit = j.time_limit
+    pending = state == PENDING
+    start = float(j.start_time) if j.start_time else None
+    return Job(
+        id=str(j.job_id),
+        name=j.name,
+        array_parent=array_parent,
+        array_task=array_task,
+        user=j.user_name,
+        team=j.account,
+        qos=j.qos,
+        partition=j.partition or None,
+        state=state,
+        request=dict(_tres_cached(j.tres_req_str)),
+        nodes_requested=j.node_count or 1,
+        time_limit=limit * 60.0 if limit is not None and limit < _SENTINEL else None,
+        submit_time=float(j.submit_time),
+        eligible_time=float(j.eligible_time) if j.eligible_time else None,
+        start_time=None if pending else start,
+        end_time=None if pending or not j.end_time else float(j.end_time),
+        priority=float(j.priority) if j.priority is not None and j.priority < _SENTINEL else None,
+        reason=None if j.state_reason in ("None", "") else j.state_reason,
+        estimated_start=start if pending else None,
+        nodes=list(_hosts_cached(j.nodes)) if j.nodes and not pending else [],
+        dependency=None if j.dependency in ("", "(null)") else j.dependency,
+    )
+
+
+_HINT = re.compile(rb'"(?:data_parser|type)"\s*:\s*"(?:data_parser/|openapi/(?:db)?)v0\.0\.(\d+)"')
+_whole = {38: msgspec.json.Decoder(js.Squeue38), 39: msgspec.json.Decoder(js.Squeue39)}
+
+
+def _sniff(data: bytes) -> int | None:
+    """The schema version from the raw bytes (meta sits at one end of the document), so
+    that a large queue is decoded in one pass instead of envelope first, jobs second."""
+    for chunk in (data[:4096], data[-8192:]):
+        m = _HINT.search(chunk)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    # 100k new objects trigger several full collections that find nothing (decoded
+    # JSON has no cycles); pausing them is a third of the time at that size.
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _one_pass(data: bytes, hint: int) -> tuple[list[Job], Decoded] | None:
+    try:
+        with _gc_paused():
+            doc = _whole[38 if hint == 38 else 39].decode(data)
+    except msgspec.DecodeError:
+        return None  # the two-pass path names the problem
+    version, release, warnings = detect_version(doc.meta, "squeue")
+    if (version == 38) != (hint == 38):
+        return None
+    info = Decoded(
+        version=version, release=release, warnings=warnings, errors=_messages_of(doc.errors)
+    )
+    if info.errors and not doc.jobs:
+        raise SlurmReportedError(f"squeue: {info.errors[0]}")
+    with _gc_paused():
+        if version == 38:
+            return [_job38(j) for j in doc.jobs], info
+        return [_job(j) for j in doc.jobs], info
+
+
+def decode_squeue(data: bytes) -> tuple[list[Job], Decoded]:
+    hint = _sniff(data)
+    if hint is not None:
+        done = _one_pass(data, hint)
+        if done is not None:
+            return done
+    env, info = _open(data, "squeue")
+    decoder = _squeue38 if info.version == 38 else _squeue39
+    items = _payload(env.jobs, decoder, "squeue", info)
+    with _gc_paused():
+        return [_job38(j) if info.version == 38 else _job(j) for j in items], info
+
+
+# ---- sinfo -------------------------------------------------------------------------
+_sinfo38 = msgspec.json.Decoder(list[js.SinfoNode38])
+_sinfo39 = msgspec.json.Decoder(list[js.SinfoNode39])
+_groups = msgspec.json.Decoder(list[js.SinfoGroup])
+
+
+def node_state(state: str | list[str] | None, flags: list[str] = ()) -> str:  # type: ignore[assignment]
+    parts = [s.upper() for s in (state if isinstance(state, list) else [state or ""])]
+    parts += [f.upper() for f in flags]
+    every = set(parts)
+    if every & {"DRAIN", "DRAINING", "DRAINED"}:
+        return "drain"
+    for base, out in (
+        ("DOWN", "down"),
+        ("ALLOCATED", "allocated"),
+        ("MIXED", "mixed"),
+        ("IDLE", "idle"),
+        ("COMPLETING", "allocated"),
+    ):
+        if base in every:
+            return out
+    return "unknown"
+
+
+def _gpus(gres: str, used: str) -> tuple[str | None, list[int]]:
+    gtype = next((g.type for g in parse_gres(gres) if g.name == "gpu" and g.type), None)
+    idx = sorted({i for g in parse_gres(used) if g.name == "gpu" for i in (g.indices or ())})
+    return gtype, idx
+
+
+def _gpu_counts(gres: str) -> Resources:
+    out: Resources = {}
+    for item in parse_gres(gres):
+        if item.name == "gpu" and item.count:
+            out["gpu"] = out.get("gpu", 0.0) + item.count
+            if item.type:
+                out[f"gpu:{item.type}"] = out.get(f"gpu:{item.type}", 0.0) + item.count
+    return out
+
+
+def _node(
+    name: str,
+    state: str,
+    partitions: list[str],
+    tres: str,
+    used: str,
+    gres: str,
+    gres_used: str,
+    reason: str,
+) -> Node:
+    gtype, idx = _gpus(gres, gres_used)
+    capacity, allocated = resources(tres), resources(used)
+    # Some clusters track no gres/gpu TRES; the GRES strings still count the GPUs.
+    if "gpu" not in capacity:
+        capacity.update(_gpu_counts(gres))
+    if "gpu" not in allocated:
+        allocated.update(_gpu_counts(gres_used))
+    return Node(
+        name=name,
+        partitions=partitions,
+        state=state,
+        capacity=capacity,
+        allocated=allocated,
+        gpu_type=gtype,
+        gpus_used_indices=idx,
+        reason=reason or None,
+    )
+
+
+def decode_sinfo(data: bytes) -> tuple[list[Node], Decoded, bool]:
+    """Nodes, and whether they are exact per node (22.05 node records) or were
+    expanded from 23.02+ partition x node-group rows (then allocation is per group)."""
+    env, info = _open(data, "sinfo")
+    if env.nodes:
+        if info.version == 38:
+            recs38 = _payload(env.nodes, _sinfo38, "sinfo", info)
+            nodes = [
+                _node(
+                    n.name,
+                    node_state(n.state, n.state_flags),
+                    n.partitions,
+                    n.tres,
+                    n.tres_used,
+                    n.gres,
+                    n.gres_used,
+                    n.reason,
+                )
+                for n in recs38
+            ]
+        else:
+            recs39 = _payload(env.nodes, _sinfo39, "sinfo", info)
+            nodes = [
+                _node(
+                    n.name,
+                    node_state(n.state),
+                    n.partitions,
+                    n.tres,
+                    n.tres_used,
+                    n.gres,
+                    n.gres_used,
+                    n.reason,
+                )
+                for n in recs39
+            ]
+        return nodes, info, True
+    by_name: dict[str, Node] = {}
+    for g in _payload(env.sinfo, _groups, "sinfo", info):
+        names = g.nodes.nodes if g.nodes else []
+        part = g.partition.name if g.partition else ""
+        gres = g.gres if isinstance(g.gres, js.GroupGres) else js.GroupGres(total=g.gres or "")
+        reason = g.reason.description if isinstance(g.reason, js.GroupReason) else (g.reason or "")
+        state = node_state(g.node.state if g.node else None)
+        cpus = num(g.cpus.total) if g.cpus else None
+        mem = num(g.memory.maximum) if g.memory else None
+        for name in names:
+            node = by_name.get(name)
+            if node is None:
+                cap: Resources = {}
+                if cpus is not None:
+                    cap["cpu"] = cpus
+                if mem is not None:
+                    cap["memory"] = mem
+                cap.update(_gpu_counts(gres.total))
+                gtype, idx = _gpus(gres.total, gres.used if len(names) == 1 else "")
+                node = by_name[name] = Node(
+                    name=name,
+                    state=state,
+                    capacity=cap,
+                    gpu_type=gtype,
+                    gpus_used_indices=idx,
+                    reason=reason or None,
+                )
+            if part and part not in node.partitions:
+                node.partitions.append(part)
+    return list(by_name.values()), info, False
+
+
+# ---- sacct -------------------------------------------------------------------------
+_sacct = msgspec.json.Decoder(list[js.AcctJob])
+
+
+def _acct_tres(items: list[js.AcctTres]) -> Resources:
+    out: Resources = {}
+    for t in items:
+        count = num(t.count)
+        if count is None:
+            continue
+        key = {"mem": "memory"}.get(t.type, t.type) if t.type != "gres" else (t.name or "gres")
+        if key not in NOT_RESOURCES:
+            out[key] = count
+    return out
+
+
+def _acct_job(j: js.AcctJob) -> Job:
+    t = j.time or js.AcctTime()
+    state = job_state(j.state.current if j.state else None)
+    limit = num(t.limit)
+    arr = j.array or js.AcctArray()
+    array_job = num(arr.job_id)
+    task = num(arr.task_id)
+    tres = j.tres or js.AcctTresSet()
+    return Job(
+        id=str(j.job_id),
+        name=j.name,
+        array_parent=str(int(array_job)) if array_job else None,
+        array_task=str(int(task)) if array_job and task is not None else None,
+        user=j.user,
+        team=j.account,
+        qos=j.qos,
+        partition=j.partition or None,
+        state=state,
+        request=_acct_tres(tres.requested or tres.allocated),
+        time_limit=limit * 60 if limit is not None else None,
+        submit_time=epoch(t.submission) or 0.0,
+        eligible_time=epoch(t.eligible),
+        start_time=epoch(t.start),
+        end_time=epoch(t.end),
+        priority=num(j.priority),
+        nodes=list(_hosts_cached(j.nodes)) if j.nodes and j.nodes != "None assigned" else [],
+    )
+
+
+def decode_sacct(data: bytes) -> tuple[list[Job], Decoded]:
+    """Every record, including earlier runs of a requeued job (``--duplicates``)."""
+    env, info = _open(data, "sacct")
+    return [_acct_job(j) for j in _payload(env.jobs, _sacct, "sacct", info)], info
+
+
+DECODERS: dict[str, Callable[[bytes], object]] = {
+    "squeue": decode_squeue,
+    "sinfo": decode_sinfo,
+    "sacct": decode_sacct,
+}

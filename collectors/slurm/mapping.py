@@ -1,0 +1,216 @@
+"""Parsed Slurm output → the snapshot model (teams, QoS, jobs with priority factors)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+import msgspec
+
+from collectors.model import (
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    PENDING,
+    PREEMPTED,
+    RUNNING,
+    QoS,
+    Resources,
+    Team,
+)
+from collectors.model import Job as ModelJob
+from collectors.slurm.durations import parse_duration
+from collectors.slurm.errors import ParseError
+from collectors.slurm.hostlist import expand_hostlist
+from collectors.slurm.json_decode import job_state, resources
+from collectors.slurm.sacctmgr import Assoc, QosRow
+from collectors.slurm.sprio import SprioRow
+from collectors.slurm.sshare import ShareRow
+from collectors.slurm.table import to_float
+from collectors.slurm.timestamps import parse_timestamp
+
+NO_GUARANTEE = "Slurm has no guarantee: GrpTRES is a cap (max) only"
+TERMINAL = frozenset({COMPLETED, FAILED, CANCELLED, PREEMPTED})
+
+
+def qos_levels(rows: Iterable[QosRow], cluster_preempt_mode: str = "requeue") -> list[QoS]:
+    out = []
+    for r in rows:
+        mode = r.preempt_mode
+        if mode == "cluster":
+            mode = cluster_preempt_mode.lower().split(",")[0] or "off"
+        out.append(
+            QoS(
+                name=r.name,
+                priority=r.priority,
+                preempts=r.preempt,
+                preempt_mode=mode,
+                max_wall=r.max_wall,
+                max_tres_per_user=r.max_tres_per_user,
+                max_tres_per_job=r.max_tres,
+                grp_tres=r.grp_tres,
+                max_submit_jobs_per_user=r.max_submit_per_user,
+                max_jobs_per_user=r.max_jobs_per_user,
+                usage_factor=r.usage_factor,
+            )
+        )
+    return out
+
+
+def _parents(assocs: list[Assoc]) -> dict[str, str | None]:
+    return {a.account: a.parent for a in assocs if a.user is None and a.partition is None}
+
+
+def teams(
+    assocs: list[Assoc],
+    shares: list[ShareRow],
+    qos_rows: list[QosRow],
+    jobs: list[ModelJob],
+) -> list[Team]:
+    """One team per account (root excluded: it is the whole cluster)."""
+    parents = _parents(assocs)
+    fs = {s.account: s.fairshare for s in shares if s.user is None}
+    qos_by_name = {q.name: q for q in qos_rows}
+    users: dict[str, list[Assoc]] = {}
+    for a in assocs:
+        if a.user is not None:
+            users.setdefault(a.account, []).append(a)
+    usage = team_usage(jobs, parents)
+    out = []
+    for a in assocs:
+        if a.user is not None or a.partition is not None or a.account == "root":
+            continue
+        notes = [NO_GUARANTEE]
+        per_user, note = _per_user_limit(users.get(a.account, []), qos_by_name)
+        if note:
+            notes.append(note)
+        parent = a.parent if a.parent and a.parent != "root" else None
+        out.append(
+            Team(
+                name=a.account,
+                parent=parent,
+                guarantee=None,
+                max=a.grp_tres,
+                shares=a.shares,
+                weight=a.shares if a.shares is not None else 1.0,
+                fairshare=fs.get(a.account),
+                usage=usage.get(a.account, {}),
+                per_job_limit=a.max_tres,
+                per_user_limit=per_user,
+                max_wall=a.max_wall,
+                max_submit_jobs=a.max_submit_jobs,
+                source_notes=notes,
+            )
+        )
+    return out
+
+
+def _per_user_limit(
+    user_assocs: list[Assoc], qos_by_name: dict[str, QosRow]
+) -> tuple[Resources | None, str | None]:
+    """A user association's own GrpTRES caps that user in this account; without one,
+    the cap is the default QoS's MaxTRESPerUser."""
+    own = {str(sorted(u.grp_tres.items())) for u in user_assocs if u.grp_tres}
+    if len(own) == 1:
+        first = next(u.grp_tres for u in user_assocs if u.grp_tres)
+        return first, "per-user limit: the user associations' GrpTRES"
+    defaults = {u.default_qos or "normal" for u in user_assocs} or {"normal"}
+    if len(defaults) == 1:
+        q = qos_by_name.get(next(iter(defaults)))
+        if q is not None and q.max_tres_per_user:
+            return q.max_tres_per_user, f"per-user limit: QoS {q.name} MaxTRESPerUser"
+    return None, None
+
+
+def team_usage(jobs: Iterable[ModelJob], parents: dict[str, str | None]) -> dict[str, Resources]:
+    """What each account holds now (running jobs), rolled up the account tree."""
+    out: dict[str, Resources] = {}
+    for j in jobs:
+        if j.state != RUNNING:
+            continue
+        account: str | None = j.team
+        seen = set()
+        while account and account not in seen:
+            seen.add(account)
+            bucket = out.setdefault(account, {})
+            for k, v in j.request.items():
+                bucket[k] = bucket.get(k, 0.0) + v
+            account = parents.get(account)
+    return out
+
+
+def attach_priority(jobs: list[ModelJob], rows: list[SprioRow]) -> list[ModelJob]:
+    """Jobs with sprio's factors; sprio prints one row per job and partition, and the
+    job's own partition wins. New Job objects: an earlier snapshot is never changed."""
+    by_job: dict[str, list[SprioRow]] = {}
+    for r in rows:
+        by_job.setdefault(r.job_id, []).append(r)
+    out = []
+    for j in jobs:
+        found = by_job.get(j.id)
+        if not found:
+            out.append(j)
+            continue
+        row = next((r for r in found if r.partition == j.partition), None)
+        if row is None:
+            row = max(found, key=lambda r: r.priority or 0.0)
+        priority = row.priority if row.priority is not None else j.priority
+        out.append(msgspec.structs.replace(j, factors=row.factors, priority=priority))
+    return out
+
+
+def merge_history(live: list[ModelJob], history: list[ModelJob]) -> list[ModelJob]:
+    """Finished jobs from sacct that squeue no longer shows (one record per id: the
+    latest run; earlier runs of a requeued job are counted in meta instead)."""
+    have = {j.id for j in live}
+    latest: dict[str, ModelJob] = {}
+    for j in history:
+        if j.id in have or j.state not in TERMINAL:
+            continue
+        prev = latest.get(j.id)
+        if prev is None or (j.end_time or 0) >= (prev.end_time or 0):
+            latest[j.id] = j
+    return live + list(latest.values())
+
+
+def preempted_runs(history: list[ModelJob]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for j in history:
+        if j.state == PREEMPTED:
+            counts[j.id] = counts.get(j.id, 0) + 1
+    return counts
+
+
+def job_from_text(r: dict[str, str], tz: dt.tzinfo | None = None) -> ModelJob:
+    """A job from ``squeue -O`` text, for Slurm builds without --json."""
+    state = job_state(r["State"])
+    array_task = r["ArrayTaskID"] if r["ArrayTaskID"] not in ("N/A", "") else None
+    start = parse_timestamp(r["StartTime"], tz)
+    nodes = r["NodeList"]
+    try:
+        nodes_requested = int(r["NumNodes"])
+    except ValueError:
+        raise ParseError("squeue NumNodes", r["NumNodes"]) from None
+    return ModelJob(
+        id=r["JobID"],
+        name=r["Name"],
+        array_parent=r["ArrayJobID"] if array_task is not None else None,
+        array_task=array_task,
+        user=r["UserName"],
+        team=r["Account"],
+        qos=r["QOS"],
+        partition=r["Partition"] or None,
+        state=state,
+        request=resources(r["tres-alloc"]),
+        nodes_requested=nodes_requested,
+        time_limit=parse_duration(r["TimeLimit"]),
+        submit_time=parse_timestamp(r["SubmitTime"], tz) or 0.0,
+        eligible_time=parse_timestamp(r["EligibleTime"], tz),
+        start_time=start if state != PENDING else None,
+        end_time=parse_timestamp(r["EndTime"], tz) if state != PENDING else None,
+        priority=to_float(r["PriorityLong"], "squeue priority"),
+        reason=r["Reason"] if r["Reason"] not in ("None", "") else None,
+        estimated_start=start if state == PENDING else None,
+        nodes=expand_hostlist(nodes) if state != PENDING else [],
+        dependency=r["Dependency"] if r["Dependency"] not in ("(null)", "") else None,
+    )

@@ -1,0 +1,57 @@
+"""``squeue --all --noheader -O 'JobID:|,...'``: the text fallback when --json is missing."""
+
+from __future__ import annotations
+
+from collectors.slurm.errors import ParseError
+
+FIELDS = [
+    "JobID",
+    "JobArrayID",
+    "ArrayJobID",
+    "ArrayTaskID",
+    "UserName",
+    "Account",
+    "QOS",
+    "Partition",
+    "State",
+    "Reason",
+    "PriorityLong",
+    "Nice",
+    "SubmitTime",
+    "EligibleTime",
+    "AccrueTime",
+    "StartTime",
+    "EndTime",
+    "TimeLimit",
+    "TimeUsed",
+    "NumNodes",
+    "NumCPUs",
+    "MinMemory",
+    "tres-per-node",
+    "tres-per-job",
+    "tres-alloc",
+    "NodeList",
+    "SchedNodes",
+    "Dependency",
+    "RestartCnt",
+    "PreemptTime",
+    "Requeue",
+    "Name",
+]
+FORMAT = ",".join(f"{f}:|" for f in FIELDS)
+
+
+def parse_squeue_text(text: str) -> list[dict[str, str]]:
+    """Name is last because a job name may contain '|': everything between the 31st bar
+    and the line's closing bar is the name."""
+    fixed = len(FIELDS) - 1
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split("|", fixed)
+        if len(parts) != fixed + 1 or not parts[-1].endswith("|"):
+            raise ParseError("squeue line", line, f"line {n} is not {len(FIELDS)} '|' fields")
+        parts[-1] = parts[-1][:-1]
+        out.append({k: v.strip() for k, v in zip(FIELDS, parts, strict=True)})
+    return out

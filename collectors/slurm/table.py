@@ -1,0 +1,44 @@
+"""Rows of ``--parsable2`` / ``-O 'Field:|'`` output, checked for their column count."""
+
+from __future__ import annotations
+
+from collectors.slurm.errors import ParseError
+
+
+def rows(
+    text: str, columns: list[str], what: str, *, trailing_bar: bool = False
+) -> list[dict[str, str]]:
+    """One dict per line. A line with the wrong number of fields is garbage, not data:
+    it raises rather than shifting every later column by one."""
+    out = []
+    want = len(columns) + (1 if trailing_bar else 0)
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line.split("|")
+        if len(fields) != want:
+            raise ParseError(what, line, f"line {n} has {len(fields)} fields, expected {want}")
+        out.append(dict(zip(columns, fields, strict=False)))
+    return out
+
+
+def to_float(text: str, what: str) -> float | None:
+    text = text.strip()
+    if text in ("", "N/A", "(null)"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ParseError(what, text, "not a number") from None
+    if value != value:  # NaN
+        raise ParseError(what, text, "not a number")
+    return value
+
+
+def to_int(text: str, what: str) -> int | None:
+    text = text.strip()
+    if text in ("", "N/A", "(null)", "UNLIMITED"):
+        return None
+    if not (text.isascii() and text.lstrip("-").isdigit()):
+        raise ParseError(what, text, "not an integer")
+    return int(text)

@@ -1,0 +1,193 @@
+"""The one registry of sources: ``open_source(name, options)`` builds any collector.
+
+Each backend (the kubernetes client, prometheus-api-client, the Slurm runner, the
+recording reader, the scenario player with its Rust core) is imported only when its
+source is chosen, so a TUI on Slurm never pays for Kubernetes and vice versa.
+Bad input (an unknown source, a missing file, a nonsensical number) is a ``UserError``
+of one line; a cluster that does not answer is not: the collector reports it as a
+stale snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from collectors.base import Collector
+from quotatop.errors import UserError
+
+DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "demo_data" / "seed_fifo.toml"
+
+
+class SourceOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Everything any source may need; each source reads its own fields."""
+
+    # demo
+    scenario: str | None = None  # None: demo_data/seed_fifo.toml
+    # slurm
+    ssh_host: str | None = None  # run the Slurm commands there via ssh; None: locally
+    slurm_slow_every: float = 60.0  # seconds between the slow commands (sshare, sacctmgr)
+    # k8s
+    kubeconfig: str | None = None  # None: $KUBECONFIG, ~/.kube/config, then in-cluster
+    context: str | None = None
+    in_cluster: bool = False
+    team_label: str | None = None  # namespace label naming the team; None: the namespace
+    kueue_visibility_interval: float = 10.0  # seconds between pending-position polls
+    # prometheus
+    prometheus_url: str | None = None
+    prometheus_queries: dict[str, str] = {}  # name -> PromQL; "" disables a default
+    prometheus_groups: list[str] | None = None  # None: the default query groups
+    prometheus_team_label: str = "namespace"
+    # Credentials by reference only (an environment variable or a file), never the secret.
+    prometheus_bearer_token_env: str | None = None
+    prometheus_bearer_token_file: str | None = None
+    prometheus_basic_user: str | None = None
+    prometheus_basic_password_env: str | None = None
+    prometheus_basic_password_file: str | None = None
+    # replay
+    recording: str | None = None
+    replay_speed: float = 1.0
+    # all
+    timeout: float = 10.0  # seconds per command / request
+    refresh: float = 2.0  # seconds between collects (the caller's loop reads it)
+
+
+SOURCES = ("demo", "slurm", "k8s", "prometheus", "replay")
+
+
+def options_from_mapping(raw: Mapping[str, Any], where: str = "options") -> SourceOptions:
+    """SourceOptions from a table (a config file, parsed flags); errors name the key."""
+    try:
+        return msgspec.convert(dict(raw), SourceOptions)
+    except msgspec.ValidationError as exc:
+        msg, _, place = str(exc).partition(" - at `")
+        key = place.rstrip("`").removeprefix("$.").removeprefix("$")
+        raise UserError(f"{where}: {key + ': ' if key else ''}{msg}") from None
+
+
+def open_source(name: str, options: SourceOptions | None = None) -> Collector:
+    """The collector for ``name``, built from ``options``. Raises UserError on bad input."""
+    opts = options if options is not None else SourceOptions()
+    builder = _BUILDERS.get(name)
+    if builder is None:
+        raise UserError(f"unknown source {name!r} (known: {', '.join(SOURCES)})")
+    _check_numbers(opts)
+    return builder(opts)
+
+
+def _check_numbers(opts: SourceOptions) -> None:
+    for field in ("timeout", "refresh", "slurm_slow_every", "replay_speed"):
+        value = getattr(opts, field)
+        if not value > 0:
+            raise UserError(f"option {field} must be a positive number of seconds, not {value!r}")
+    if opts.kueue_visibility_interval < 0:
+        raise UserError("option kueue_visibility_interval cannot be negative")
+
+
+def _existing_file(path: str | None, what: str) -> str | None:
+    if path is None:
+        return None
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise UserError(f"{what} {path}: no such file")
+    return str(p)
+
+
+def _demo(opts: SourceOptions) -> Collector:
+    from collectors.scenario_source import ScenarioSource
+    from quotatop.scenario import load_scenario
+
+    path = opts.scenario or str(DEFAULT_SCENARIO)
+    return ScenarioSource(load_scenario(path))  # load_scenario raises UserError itself
+
+
+def _slurm(opts: SourceOptions) -> Collector:
+    from collectors.slurm.collector import SlurmCollector
+    from collectors.slurm.runner import NotAllowed
+
+    try:
+        return SlurmCollector(
+            ssh_host=opts.ssh_host,
+            timeout=opts.timeout,
+            refresh=opts.refresh,
+            slow_every=opts.slurm_slow_every,
+        )
+    except NotAllowed as exc:
+        raise UserError(str(exc)) from None
+
+
+def _k8s(opts: SourceOptions) -> Collector:
+    from collectors.kubernetes_source import KubernetesCollector, KubernetesConfig
+
+    return KubernetesCollector(
+        KubernetesConfig(
+            kubeconfig=_existing_file(opts.kubeconfig, "kubeconfig"),
+            context=opts.context,
+            in_cluster=opts.in_cluster,
+            team_label=opts.team_label,
+            connect_timeout=opts.timeout,
+            visibility_interval=opts.kueue_visibility_interval,
+        )
+    )
+
+
+def _prometheus(opts: SourceOptions) -> Collector:
+    from collectors.prometheus_source import DEFAULT_GROUPS, PrometheusCollector, PrometheusConfig
+
+    if not opts.prometheus_url:
+        raise UserError("the prometheus source needs a URL (prometheus_url)")
+    if not opts.prometheus_url.startswith(("http://", "https://")):
+        raise UserError(f"prometheus_url {opts.prometheus_url!r} is not an http(s) URL")
+    for env_field in ("prometheus_bearer_token_env", "prometheus_basic_password_env"):
+        if (value := getattr(opts, env_field)) is not None and (not value or "=" in value):
+            raise UserError(f"option {env_field} names an environment variable, not {value!r}")
+    collector = PrometheusCollector(
+        PrometheusConfig(
+            url=opts.prometheus_url,
+            groups=tuple(opts.prometheus_groups)
+            if opts.prometheus_groups is not None
+            else DEFAULT_GROUPS,
+            queries=dict(opts.prometheus_queries),
+            team_label=opts.prometheus_team_label,
+            timeout=opts.timeout,
+            bearer_token_env=opts.prometheus_bearer_token_env,
+            bearer_token_file=_existing_file(
+                opts.prometheus_bearer_token_file, "bearer token file"
+            ),
+            basic_user=opts.prometheus_basic_user,
+            basic_password_env=opts.prometheus_basic_password_env,
+            basic_password_file=_existing_file(
+                opts.prometheus_basic_password_file, "password file"
+            ),
+        )
+    )
+    # An unset variable or unreadable file is bad input, not an outage: say it now.
+    problem = getattr(collector, "_config_error", None)
+    if problem:
+        collector.close()
+        raise UserError(f"prometheus: {problem}")
+    return collector
+
+
+def _replay(opts: SourceOptions) -> Collector:
+    from collectors.recording import RecordingError
+    from collectors.replay_source import ReplaySource
+
+    if not opts.recording:
+        raise UserError("the replay source needs a recording file (recording)")
+    try:
+        return ReplaySource(opts.recording, speed=opts.replay_speed)  # type: ignore[return-value]
+    except RecordingError as exc:
+        raise UserError(str(exc)) from None
+
+
+_BUILDERS: dict[str, Callable[[SourceOptions], Collector]] = {
+    "demo": _demo,
+    "slurm": _slurm,
+    "k8s": _k8s,
+    "prometheus": _prometheus,
+    "replay": _replay,
+}

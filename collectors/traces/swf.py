@@ -1,0 +1,89 @@
+"""Standard Workload Format (Parallel Workloads Archive).
+
+Header comment lines start with ';' (``; MaxProcs: 1024``). Each job line has 18
+whitespace-separated fields, -1 for unknown: 1 job number, 2 submit time,
+3 wait time, 4 run time, 5 allocated processors, 6 average CPU time, 7 used
+memory, 8 requested processors, 9 requested time, 10 requested memory,
+11 status, 12 user id, 13 group id, 14 executable, 15 queue, 16 partition,
+17 preceding job, 18 think time. Times are seconds from the trace's start.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from collectors.model import Job
+from collectors.traces.model import Trace, TraceError, TraceJob
+
+MAX_WARNINGS = 5
+STATUS = {"0": "failed", "1": "completed", "5": "cancelled"}
+
+
+def load_swf(path: str | Path, *, team_by: str = "group", resource: str = "cpu",
+             strict: bool = False) -> Trace:
+    """``team_by``: ``group`` (field 13; user id when the group is -1) or ``user``."""
+    p = Path(path)
+    try:
+        text = p.read_text(errors="replace")
+    except OSError as e:
+        raise TraceError(f"{p}: cannot read ({e.strerror})") from None
+    header: dict[str, str] = {}
+    jobs: list[TraceJob] = []
+    skipped, warnings = 0, []
+
+    def bad(lineno: int, why: str) -> None:
+        nonlocal skipped
+        if strict:
+            raise TraceError(f"{p}:{lineno}: {why}")
+        skipped += 1
+        if len(warnings) < MAX_WARNINGS:
+            warnings.append(f"line {lineno}: {why}")
+
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith(";"):
+            key, sep, value = s[1:].partition(":")
+            if sep:
+                header[key.strip().lower()] = value.strip()
+            continue
+        fields = s.split()
+        if len(fields) != 18:
+            bad(lineno, f"{len(fields)} fields, SWF has 18")
+            continue
+        try:
+            num = [float(f) for f in fields]
+        except ValueError:
+            bad(lineno, "a field is not a number")
+            continue
+        run, submit, wait = num[3], num[1], num[2]
+        procs = num[7] if num[7] > 0 else num[4]
+        if run < 0 or procs <= 0 or submit < 0:
+            bad(lineno, "unknown run time, processors or submit time (-1)")
+            continue
+        team_id = fields[12] if team_by == "group" and fields[12] != "-1" else fields[11]
+        prefix = "g" if team_by == "group" and fields[12] != "-1" else "u"
+        jobs.append(TraceJob(
+            job=Job(id=fields[0], team=f"{prefix}{team_id}", user=f"u{fields[11]}",
+                    request={resource: procs}, submit_time=submit,
+                    time_limit=num[8] if num[8] > 0 else None),
+            duration=run, recorded_start=submit + wait if wait >= 0 else None,
+            status=STATUS.get(fields[10], fields[10])))
+    if not jobs:
+        raise TraceError(f"{p}: no usable SWF job lines"
+                         + (f" ({warnings[0]})" if warnings else ""))
+    capacity, source = _capacity(header, jobs, resource)
+    return Trace(path=str(p), format="swf", jobs=jobs, capacity={resource: capacity},
+                 capacity_from=source, skipped=skipped, warnings=warnings)
+
+
+def _capacity(header: dict[str, str], jobs: list[TraceJob], resource: str) -> tuple[float, str]:
+    for key in ("maxprocs", "maxnodes"):
+        try:
+            value = float(header[key].split()[0])
+        except (KeyError, ValueError, IndexError):
+            continue
+        if value > 0:
+            return value, f"header {key}"
+    return max(j.job.request[resource] for j in jobs), "largest job (no MaxProcs header)"

@@ -1,0 +1,148 @@
+"""`quotatop record --source slurm|k8s|prometheus|demo --out FILE`: poll a source and
+append every snapshot to a recording (docs/recording.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from quotatop.errors import UserError
+
+if TYPE_CHECKING:
+    from collectors.base import Collector
+
+SOURCES = ("slurm", "k8s", "prometheus", "demo")
+
+
+def make_source(args: argparse.Namespace) -> Collector:
+    """The collector for ``--source``, built by the one registry (collectors/sources.py)."""
+    from collectors.config import load_config
+    from collectors.sources import open_source
+
+    if args.ssh and args.source != "slurm":
+        raise UserError(f"--ssh applies to --source slurm only, not {args.source}")
+    cfg = load_config(args.config)
+    opts = cfg.source_options(args.source, ssh_host=args.ssh, refresh=args.interval,
+                              scenario=args.scenario, prometheus_url=args.prometheus_url,
+                              kubeconfig=args.kubeconfig, context=args.context)
+    return open_source(args.source, opts)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _check_pidfile(pidfile: Path) -> None:
+    try:
+        pid = int(pidfile.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return
+    if _pid_alive(pid):
+        raise UserError(f"{pidfile}: a recorder is already running as pid {pid}")
+
+
+def _daemonize(pidfile: Path, log: str | None) -> None:
+    # Double fork, as dolphie's daemon mode: detach from the terminal and session.
+    if os.fork() > 0:
+        os._exit(0)
+    os.setsid()
+    if os.fork() > 0:
+        os._exit(0)
+    out = os.open(log or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    pidfile.write_text(f"{os.getpid()}\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    from collectors.recording import Recorder, RecordingError, parse_duration
+
+    try:
+        retention = parse_duration(args.retention) if args.retention else None
+    except ValueError as e:
+        raise UserError(f"--retention: {e}") from None
+    if args.interval <= 0:
+        raise UserError("--interval must be positive")
+    pidfile = Path(args.pidfile) if args.pidfile else None
+    if args.daemon and pidfile is None:
+        raise UserError("--daemon needs --pidfile FILE")
+    if pidfile:
+        _check_pidfile(pidfile)
+    source = make_source(args)
+    recorder = Recorder(args.out, cluster="", source=args.source, retention=retention,
+                        keyframe_every=args.keyframe_every)
+    try:
+        recorder.start()  # fail on a bad --out before detaching
+    except RecordingError as e:
+        raise UserError(str(e)) from None
+    if args.daemon:
+        assert pidfile is not None
+        # SQLite connections must not cross a fork (POSIX locks stay behind): reopen.
+        recorder.stop()
+        _daemonize(pidfile, args.log)
+        recorder.start()
+    elif pidfile:
+        pidfile.write_text(f"{os.getpid()}\n")
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        n = 0
+        while not stopping and (args.frames is None or n < args.frames):
+            t0 = time.monotonic()
+            snap = source.collect()
+            seq = recorder.append(snap)
+            n += 1
+            if args.progress:
+                print(f"frame {seq} at {snap.taken_at:.3f}", flush=True)
+            delay = args.interval - (time.monotonic() - t0)
+            if delay > 0 and (args.frames is None or n < args.frames):
+                time.sleep(delay)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        recorder.stop()
+        source.close()
+        if pidfile and pidfile.exists() and pidfile.read_text().strip() == str(os.getpid()):
+            pidfile.unlink()
+    if not args.daemon:
+        print(f"recorded {recorder.frames_written} frames to {args.out}", file=sys.stderr)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("record", help="poll a source and append snapshots to a recording")
+    p.add_argument("--source", required=True, choices=SOURCES)
+    p.add_argument("--out", required=True, metavar="FILE", help="recording file (SQLite)")
+    p.add_argument("--ssh", metavar="HOST", help="run the Slurm commands on HOST via ssh")
+    p.add_argument("--interval", type=float, default=2.0, help="seconds between snapshots")
+    p.add_argument("--retention", metavar="AGE", help="drop frames older than AGE (e.g. 72h)")
+    p.add_argument("--daemon", action="store_true", help="run in the background")
+    p.add_argument("--pidfile", metavar="FILE", help="write the recorder's pid here")
+    p.add_argument("--log", metavar="FILE", help="daemon's stdout/stderr (default: none)")
+    p.add_argument("--scenario", help="scenario TOML for --source demo")
+    p.add_argument("--prometheus-url", help="Prometheus base URL for --source prometheus")
+    p.add_argument("--kubeconfig", help="kubeconfig for --source k8s")
+    p.add_argument("--context", help="kubeconfig context for --source k8s")
+    p.add_argument("--config", help="config TOML (default: $XDG_CONFIG_HOME/quotatop/...)")
+    p.add_argument("--frames", type=int, help="stop after this many frames")
+    p.add_argument("--keyframe-every", type=int, default=300, help=argparse.SUPPRESS)
+    p.add_argument("--progress", action="store_true", help="print a line per frame written")
+    p.set_defaults(func=run)

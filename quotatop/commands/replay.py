@@ -1,0 +1,122 @@
+"""`quotatop replay FILE`: the TUI on a recording, with the timeline.
+`quotatop replay FILE --at 03:12 --json`: one frame, headless, with predictions
+recomputed from that frame when the core can predict."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+
+from quotatop.errors import UserError
+
+
+def parse_at(text: str, start: float, end: float) -> float:
+    """``HH:MM[:SS]`` (local time of day, the first such moment at or after the
+    recording's start), ``+90s``/``+2h`` (offset from the start), an ISO date-time,
+    or epoch seconds."""
+    from collectors.recording import parse_duration
+
+    s = text.strip()
+    if s.startswith("+"):
+        try:
+            return start + parse_duration(s[1:], allow_zero=True)
+        except ValueError as e:
+            raise UserError(f"--at {text!r}: {e}") from None
+    try:
+        return float(s)
+    except ValueError:
+        pass
+    try:
+        tod = dt.time.fromisoformat(s)
+    except ValueError:
+        tod = None
+    if tod is not None and ":" in s and "T" not in s and "-" not in s:
+        day = dt.datetime.fromtimestamp(start).astimezone()
+        cand = day.replace(hour=tod.hour, minute=tod.minute, second=tod.second, microsecond=0)
+        if cand.timestamp() < start - 1e-6:
+            cand += dt.timedelta(days=1)
+        return cand.timestamp()
+    try:
+        when = dt.datetime.fromisoformat(s)
+    except ValueError:
+        raise UserError(f"--at {text!r}: use HH:MM, +DURATION, an ISO date-time or "
+                        "epoch seconds") from None
+    if when.tzinfo is None:
+        when = when.astimezone()
+    return when.timestamp()
+
+
+def predictions_for(snap) -> tuple[object, str | None]:
+    """The core's predictions from this frame, or None and why not."""
+    import scheduler_core
+
+    predict = getattr(scheduler_core, "predict", None)
+    if predict is None:
+        return None, "this build of the core has no predict()"
+    try:
+        import msgspec
+
+        return msgspec.to_builtins(predict(snap)), None
+    except Exception as e:  # the core's own errors: report, keep the frame
+        return None, f"predict failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from collectors.recording import RecordingError
+    from collectors.replay_source import ReplaySource
+
+    try:
+        source = ReplaySource(args.file, speed=args.speed)
+    except RecordingError as e:
+        raise UserError(str(e)) from None
+    try:
+        if args.at is not None:
+            source.seek(parse_at(args.at, source.start_time, source.end_time))
+            source.pause()
+        if args.json:
+            return _print_frame(source, args)
+        from tui.app import QuotatopApp
+
+        QuotatopApp(source, refresh=args.refresh).run()
+        return 0
+    except RecordingError as e:
+        raise UserError(str(e)) from None
+    finally:
+        source.close()
+
+
+def _print_frame(source, args: argparse.Namespace) -> int:
+    import msgspec
+
+    from quotatop.incidents import IncidentMonitor
+
+    source.pause()
+    snap = source.collect()
+    out: dict[str, object] = {
+        "frame": source.position + 1, "frames": source.frames, "time": snap.taken_at,
+        "recording": source.recording.meta, "snapshot": msgspec.to_builtins(snap)}
+    predictions, why = predictions_for(snap)
+    out["predictions"] = predictions
+    if why:
+        out["predictions_note"] = why
+    if args.incidents:
+        mon = IncidentMonitor()
+        for i in range(source.position + 1):
+            mon.feed(source.recording.frame(i))
+        out["open_incidents"] = msgspec.to_builtins(mon.open_incidents())
+    sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("replay", help="replay a recording (TUI, or one frame with --json)")
+    p.add_argument("file")
+    p.add_argument("--at", metavar="TIME", help="start at HH:MM, +DURATION, ISO or epoch")
+    p.add_argument("--json", action="store_true", help="print the frame at --at and exit")
+    p.add_argument("--incidents", action="store_true",
+                   help="with --json: the incidents open at that frame")
+    p.add_argument("--speed", type=float, default=1.0, help="playback speed ×1…×1000")
+    p.add_argument("--refresh", type=float, default=1.0, help="seconds between TUI refreshes")
+    p.set_defaults(func=run)

@@ -1,0 +1,58 @@
+"""Incident detectors over a sequence of snapshots (a recording or a simulation).
+
+``detect_incidents(snapshots, config)`` runs every detector and returns the
+incidents sorted by opening time; ``IncidentMonitor`` does the same one
+snapshot at a time, for a live source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from collectors.model import Snapshot
+from quotatop.incidents.config import IncidentConfig
+from quotatop.incidents.fragmentation import FragmentationDetector
+from quotatop.incidents.model import KINDS, Incident
+from quotatop.incidents.overcommit import OvercommitDetector
+from quotatop.incidents.queue_storm import QueueStormDetector
+from quotatop.incidents.starvation import StarvationDetector
+
+__all__ = ["KINDS", "Incident", "IncidentConfig", "IncidentMonitor", "detect_incidents"]
+
+
+class IncidentMonitor:
+    def __init__(self, config: IncidentConfig | None = None) -> None:
+        cfg = config or IncidentConfig()
+        self.detectors = [QueueStormDetector(cfg.queue_storm),
+                          StarvationDetector(cfg.starvation),
+                          OvercommitDetector(cfg.overcommit),
+                          FragmentationDetector(cfg.fragmentation)]
+        self.last_t: float | None = None
+
+    def feed(self, snap: Snapshot) -> None:
+        if self.last_t is not None and snap.taken_at < self.last_t:
+            return  # frames out of order (a clock step back): skip rather than reopen
+        self.last_t = snap.taken_at
+        for d in self.detectors:
+            d.feed(snap)
+
+    def open_incidents(self) -> list[Incident]:
+        out = [i for d in self.detectors
+               for ep in _episodes(d) for i in ep.open.values()]
+        return sorted(out, key=lambda i: i.opened_at)
+
+    def finish(self) -> list[Incident]:
+        out = [i for d in self.detectors for i in d.finish()]
+        return sorted(out, key=lambda i: (i.opened_at, i.kind))
+
+
+def _episodes(d: object) -> list:  # type: ignore[type-arg]
+    return [v for v in vars(d).values() if hasattr(v, "open") and hasattr(v, "done")]
+
+
+def detect_incidents(snapshots: Iterable[Snapshot],
+                     config: IncidentConfig | None = None) -> list[Incident]:
+    mon = IncidentMonitor(config)
+    for snap in snapshots:
+        mon.feed(snap)
+    return mon.finish()

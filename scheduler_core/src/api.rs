@@ -1,0 +1,217 @@
+//! `predict` and `simulate`: msgpack in, msgpack out (arrays, decoded by
+//! msgspec Structs with array_like=True in scheduler_core/types.py).
+
+use crate::cluster::{id_cmp, Cluster, St, INF};
+use crate::engine::{fmt_amount, fmt_clock, Block, Engine, Ev};
+use crate::policy::Policy;
+use crate::wire::{decode_sim_input, decode_snapshot, CPU};
+
+type Factors = [f64; 5];
+/// (id, state, start, end, nodes, reason, preempts [(id, mode)], priority, factors)
+type PredRow<'a> = (&'a str, &'static str, Option<f64>, Option<f64>, Vec<&'a str>, String, Vec<(&'a str, &'static str)>, f64, Factors);
+
+fn pending_in_submit_order(e: &Engine) -> Vec<usize> {
+    let jobs = &e.c.jobs;
+    let mut v: Vec<usize> = (0..jobs.len()).filter(|&j| jobs[j].st == St::Pending).collect();
+    v.sort_by(|&a, &b| jobs[a].submit.total_cmp(&jobs[b].submit).then(id_cmp(jobs[a].id, jobs[b].id)));
+    v
+}
+
+pub fn predict(snapshot: &[u8], policy: &Policy, horizon: f64) -> Result<Vec<u8>, String> {
+    if !horizon.is_finite() || horizon < 0.0 {
+        return Err(format!("horizon {horizon} must be a finite number of seconds >= 0"));
+    }
+    let snap = decode_snapshot(snapshot)?;
+    let now = snap.taken_at;
+    let c = Cluster::build(&snap, &[], now, now + horizon, true)?;
+    let mut e = Engine::new(c, policy, now);
+    e.static_priority = true;
+    e.compute_priorities(now);
+    let mut queue: Vec<usize> = (0..e.c.jobs.len()).filter(|&j| e.c.jobs[j].st == St::Pending).collect();
+    {
+        let jobs = &e.c.jobs;
+        queue.sort_by(|&a, &b| {
+            jobs[b].prio.total_cmp(&jobs[a].prio).then(jobs[a].submit.total_cmp(&jobs[b].submit)).then(id_cmp(jobs[a].id, jobs[b].id))
+        });
+    }
+    for j in pending_in_submit_order(&e) {
+        e.admit_submit(j, now);
+    }
+    e.record_first = true;
+    e.run(&[], now + horizon, |_, _, _| {});
+    let mut rows: Vec<PredRow> = Vec::with_capacity(queue.len());
+    for j in queue {
+        let job = &e.c.jobs[j];
+        let preempts: Vec<(&str, &'static str)> =
+            e.preempted_by.get(&j).map(|v| v.iter().map(|&(v, m)| (e.c.jobs[v].id, m.name())).collect()).unwrap_or_default();
+        let start = job.first_start.filter(|&s| s <= now + horizon);
+        let (state, reason) = if let Some(r) = e.reject_reason.get(&j) {
+            ("rejected", r.clone())
+        } else if let Some(s) = start {
+            let ran_as = if s == now { "starts_now" } else { "planned" };
+            let mut r = if s == now {
+                "starts now".to_string()
+            } else {
+                let why = e.first_block.get(&j).map(|b| e.words(b, j)).unwrap_or_else(|| "waits".into());
+                let (by_node, by_team) = e.start_trigger.get(&j).copied().unwrap_or((None, None));
+                let quota_bound = matches!(e.first_block.get(&j), Some(Block::Max { .. }) | Some(Block::Cohort { .. }));
+                let when = match if quota_bound { by_team.or(by_node) } else { by_node } {
+                    Some(t) => format!("; earliest at {} when job {} ends", fmt_clock(s, now), e.c.jobs[t].id),
+                    None => format!("; earliest at {}", fmt_clock(s, now)),
+                };
+                why + &when
+            };
+            if !preempts.is_empty() {
+                let ids: Vec<&str> = preempts.iter().map(|p| p.0).collect();
+                r += &format!(" by preempting {} job{} ({})", ids.len(), if ids.len() == 1 { "" } else { "s" }, ids.join(", "));
+            }
+            (ran_as, r)
+        } else {
+            let why = e.first_block.get(&j).map(|b| e.words(b, j)).unwrap_or_else(|| "waits".into());
+            let held = why.starts_with("held");
+            (if held { "held" } else { "waiting" }, format!("{why}; no start within the {}s horizon", fmt_amount(horizon)))
+        };
+        let end = start.map(|s| s + job.limit.unwrap_or(INF)).filter(|x| x.is_finite());
+        let nodes: Vec<&str> = if start.is_some() { job.first_nodes.iter().map(|&n| e.c.nodes[n].name).collect() } else { Vec::new() };
+        rows.push((job.id, state, start, end, nodes, reason, preempts, job.prio, job.factors));
+    }
+    rmp_serde::to_vec(&rows).map_err(|e| format!("cannot encode predictions: {e}"))
+}
+
+type EvRow<'a> = (f64, &'static str, &'a str, Vec<&'a str>, Option<&'a str>, Option<String>);
+type JobRow<'a> = (&'a str, &'a str, f64, Option<f64>, Option<f64>, &'static str);
+/// (submitted, started, finished, rejected, preemptions, mean_wait, median_wait,
+///  mean_bounded_slowdown, utilization, jain_fairness, stranded_gpu_fraction, start, end)
+type Metrics = (u64, u64, u64, u64, u64, Option<f64>, Option<f64>, Option<f64>, f64, f64, f64, f64, f64);
+
+pub const TAU: f64 = 10.0;
+
+pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
+    let inp = decode_sim_input(input)?;
+    let min_submit = inp.jobs.iter().map(|j| j.submit_time).fold(INF, f64::min);
+    let t0 = inp.start.unwrap_or(if !inp.cluster.jobs.is_empty() || !min_submit.is_finite() { inp.cluster.taken_at } else { min_submit });
+    let until = inp.until.unwrap_or(INF);
+    let c = Cluster::build(&inp.cluster, &inp.jobs, t0, until, false)?;
+    let mut e = Engine::new(c, policy, t0);
+    for j in pending_in_submit_order(&e) {
+        e.admit_submit(j, t0);
+    }
+    let mut arrivals: Vec<usize> = (0..e.c.jobs.len()).filter(|&j| e.c.jobs[j].st == St::Future).collect();
+    {
+        let jobs = &e.c.jobs;
+        arrivals.sort_by(|&a, &b| jobs[a].submit.total_cmp(&jobs[b].submit).then(id_cmp(jobs[a].id, jobs[b].id)));
+    }
+    let nt = e.c.teams.len();
+    let unit = e.c.unit;
+    let total = e.c.total[unit];
+    let mut team_secs = vec![0.0; nt];
+    let mut used_secs = 0.0;
+    let mut stranded_secs = 0.0;
+    let mut usage: Vec<(f64, Vec<f64>)> = Vec::new();
+    let half_life = policy.half_life;
+    let mut end_time = t0;
+    e.run(&arrivals, until, |e, from, to| {
+        let now_use: Vec<f64> = (0..nt).map(|t| e.usage[t][unit]).collect();
+        match usage.last_mut() {
+            Some((t, u)) if *t == from => *u = now_use.clone(),
+            Some((_, u)) if *u == now_use => {}
+            _ => usage.push((from, now_use.clone())),
+        }
+        let dt = to - from;
+        if dt > 0.0 {
+            let decay = (2.0f64).powf(-dt / half_life);
+            for t in 0..nt {
+                team_secs[t] += now_use[t] * dt;
+                used_secs += now_use[t] * dt;
+                e.fs_usage[t] = e.fs_usage[t] * decay + now_use[t] * dt;
+            }
+            if e.resource_blocked {
+                let idle: f64 = e.c.nodes.iter().filter(|n| n.usable).map(|n| n.free[unit]).sum();
+                stranded_secs += idle * dt;
+            }
+            end_time = to;
+        }
+    });
+    for (t, _) in &e.events {
+        end_time = end_time.max(*t);
+    }
+    let span = end_time - t0;
+    let mut evs: Vec<EvRow> = Vec::with_capacity(e.events.len());
+    let mut preemptions = 0;
+    for (t, ev) in &e.events {
+        let jobs = &e.c.jobs;
+        let nodes = &e.c.nodes;
+        evs.push(match ev {
+            Ev::Submit(j) => (*t, "submit", jobs[*j].id, vec![], None, None),
+            Ev::Start { job, nodes: ns, backfill } => {
+                (*t, "start", jobs[*job].id, ns.iter().map(|&n| nodes[n].name).collect(), None, backfill.then(|| "backfill".to_string()))
+            }
+            Ev::Finish(j) => (*t, "finish", jobs[*j].id, vec![], None, None),
+            Ev::Preempt { job, by, mode } => {
+                preemptions += 1;
+                (*t, "preempt", jobs[*job].id, vec![], Some(jobs[*by].id), Some(mode.name().to_string()))
+            }
+            Ev::Reject { job, reason } => (*t, "reject", jobs[*job].id, vec![], None, Some(reason.clone())),
+        });
+    }
+    let mut waits = Vec::new();
+    let mut bsld = Vec::new();
+    let (mut submitted, mut started, mut finished, mut rejected) = (0u64, 0u64, 0u64, 0u64);
+    let mut job_rows: Vec<JobRow> = Vec::new();
+    let mut team_active = vec![false; nt];
+    for job in &e.c.jobs {
+        if job.from_snapshot_running {
+            team_active[job.team] = true;
+            continue;
+        }
+        submitted += 1;
+        team_active[job.team] = true;
+        if let Some(s) = job.first_start {
+            started += 1;
+            waits.push(s - job.submit);
+        }
+        let end = (job.st == St::Done).then_some(job.planned_end);
+        if let Some(end) = end {
+            finished += 1;
+            let run = end - job.start;
+            bsld.push(((end - job.submit) / run.max(TAU)).max(1.0));
+        }
+        if job.st == St::Rejected {
+            rejected += 1;
+        }
+        let state = match job.st {
+            St::Future | St::Pending => "pending",
+            St::Running => "running",
+            St::Done => "finished",
+            St::Rejected => "rejected",
+            St::Cancelled => "cancelled",
+        };
+        job_rows.push((job.id, e.c.teams[job.team].name, job.submit, job.first_start, end, state));
+    }
+    let mean = |v: &[f64]| if v.is_empty() { None } else { Some(v.iter().sum::<f64>() / v.len() as f64) };
+    let mut sorted = waits.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = if sorted.is_empty() {
+        None
+    } else if sorted.len() % 2 == 1 {
+        Some(sorted[sorted.len() / 2])
+    } else {
+        Some((sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) / 2.0)
+    };
+    let denom = total * span;
+    let util = if denom > 0.0 { used_secs / denom } else { 0.0 };
+    let stranded = if denom > 0.0 { stranded_secs / denom } else { 0.0 };
+    // Jain's index over teams that ran or submitted work, on usage per unit of weight.
+    let xs: Vec<f64> = (0..nt).filter(|&t| team_active[t]).map(|t| {
+        let w = e.c.teams[t].shares;
+        if w > 0.0 { team_secs[t] / w } else { team_secs[t] }
+    }).collect();
+    let s1: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    let jain = if s2 > 0.0 { s1 * s1 / (xs.len() as f64 * s2) } else { 1.0 };
+    let metrics: Metrics = (submitted, started, finished, rejected, preemptions, mean(&waits), median, mean(&bsld), util, jain, stranded, t0, end_time);
+    let teams: Vec<&str> = e.c.teams.iter().map(|t| t.name).collect();
+    let unit_name = if unit == CPU { "cpu" } else { "gpu" };
+    let out = (teams, unit_name, evs, usage, metrics, job_rows);
+    rmp_serde::to_vec(&out).map_err(|e| format!("cannot encode the simulation result: {e}"))
+}

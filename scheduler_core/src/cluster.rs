@@ -1,0 +1,528 @@
+//! Validated cluster state built from the lean wire model: nodes, teams, QoS
+//! and jobs as indexed records. Every inconsistency is an error naming the object.
+
+use std::collections::BTreeMap;
+
+use crate::wire::{WJob, WRes, WSnapshot, CPU, GPU, MEM, V3};
+
+pub const INF: f64 = f64::INFINITY;
+
+pub struct Node<'a> {
+    pub name: &'a str,
+    pub cap: V3,
+    /// Allocation the snapshot reports but no listed job explains; never freed.
+    pub foreign: V3,
+    pub free: V3,
+    pub gtype: Option<&'a str>,
+    pub parts: Vec<&'a str>,
+    pub usable: bool,
+    pub running: Vec<usize>,
+    /// (time, job) of the last job that ended here: the "when job X ends" in reasons.
+    pub last_end: Option<(f64, usize)>,
+}
+
+pub struct Team<'a> {
+    pub name: &'a str,
+    pub parent: Option<usize>,
+    pub cohort: usize,
+    pub has_g: bool,
+    pub g: V3,
+    pub m: V3,
+    pub l: V3,
+    pub preemptible: bool,
+    pub shares: f64,
+    pub raw_usage: Option<f64>,
+    pub per_job: Option<V3>,
+    pub per_user: Option<V3>,
+    pub max_wall: Option<f64>,
+    pub max_submit: Option<i64>,
+    pub declared: bool,
+}
+
+pub struct Qos<'a> {
+    pub name: &'a str,
+    pub prio: f64,
+    pub preempts: Vec<usize>,
+    pub exempt: bool,
+    pub max_wall: Option<f64>,
+    pub max_tres_user: Option<V3>,
+    pub max_tres_job: Option<V3>,
+    pub max_submit_user: Option<i64>,
+    pub max_jobs_user: Option<i64>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum St {
+    Future,
+    Pending,
+    Running,
+    Done,
+    Rejected,
+    Cancelled,
+}
+
+pub struct Job<'a> {
+    pub id: &'a str,
+    pub user: &'a str,
+    pub team: usize,
+    pub qos: usize,
+    pub part: Option<&'a str>,
+    pub total: V3,
+    pub per_node: V3,
+    pub nn: usize,
+    pub gtype: Option<&'a str>,
+    pub limit: Option<f64>,
+    /// Run time still to go (actual duration in simulation, limit in prediction).
+    pub remaining: f64,
+    pub submit: f64,
+    pub eligible: f64,
+    pub class_rank: i32,
+    pub gang: Option<usize>,
+    pub st: St,
+    pub start: f64,
+    pub first_start: Option<f64>,
+    pub first_nodes: Vec<usize>,
+    pub planned_end: f64,
+    pub nodes: Vec<usize>,
+    pub run_seq: u64,
+    pub prio: f64,
+    pub factors: [f64; 5],
+    pub from_snapshot_running: bool,
+}
+
+pub struct Cluster<'a> {
+    pub nodes: Vec<Node<'a>>,
+    pub teams: Vec<Team<'a>>,
+    pub qos: Vec<Qos<'a>>,
+    pub jobs: Vec<Job<'a>>,
+    pub cohorts: Vec<&'a str>,
+    pub gangs: Vec<&'a str>,
+    pub gang_members: Vec<Vec<usize>>,
+    pub part_factor: BTreeMap<&'a str, f64>,
+    pub part_nodes: BTreeMap<&'a str, Vec<usize>>,
+    pub total: V3,
+    /// The dimension usage and fairness are counted in: GPUs, or CPUs on a CPU-only cluster.
+    pub unit: usize,
+}
+
+fn res_ok(what: &str, r: &Option<WRes<'_>>, field: &str) -> Result<(), String> {
+    if let Some(r) = r {
+        if let Some((k, x)) = r.bad {
+            return Err(format!("{what}: {field} {k} = {x} is negative or not a number"));
+        }
+    }
+    Ok(())
+}
+
+pub fn class_rank(c: Option<&str>) -> i32 {
+    match c.map(|s| s.to_ascii_lowercase()) {
+        Some(s) if s == "guaranteed" => 3,
+        Some(s) if s == "burstable" => 2,
+        Some(s) if s == "besteffort" => 1,
+        _ => 0,
+    }
+}
+
+pub struct JobIn<'a, 'b> {
+    pub w: &'b WJob<'a>,
+    /// Arrives later (simulation) rather than being in the snapshot.
+    pub arrival: bool,
+}
+
+impl<'a> Cluster<'a> {
+    /// Builds and validates. `jobs` are snapshot jobs then arrivals; `now` is
+    /// the snapshot time, `horizon_end` the end assumed for a running job with
+    /// no time limit.
+    pub fn build(
+        snap: &WSnapshot<'a>,
+        arrivals: &[WJob<'a>],
+        now: f64,
+        horizon_end: f64,
+        predict: bool,
+    ) -> Result<Cluster<'a>, String> {
+        let mut node_ix: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut nodes = Vec::with_capacity(snap.nodes.len());
+        for n in &snap.nodes {
+            let what = format!("node {:?}", n.name);
+            res_ok(&what, &n.capacity, "capacity")?;
+            res_ok(&what, &n.allocated, "allocated")?;
+            if node_ix.insert(n.name, nodes.len()).is_some() {
+                return Err(format!("{what} is listed twice"));
+            }
+            let cap = n.capacity.map(|r| r.amounts()).unwrap_or([0.0; 3]);
+            let gtype = n.gpu_type.or(n.capacity.and_then(|r| r.typed.map(|t| t.0)));
+            let usable = !matches!(n.state, Some("down") | Some("drain") | Some("drained") | Some("unknown") | Some("draining"));
+            nodes.push(Node {
+                name: n.name,
+                cap,
+                foreign: n.allocated.map(|r| r.amounts()).unwrap_or([0.0; 3]),
+                free: cap,
+                gtype,
+                parts: n.partitions.clone(),
+                usable,
+                running: Vec::new(),
+                last_end: None,
+            });
+        }
+        let mut part_factor = BTreeMap::new();
+        let mut part_nodes: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        let maxpf = snap.partitions.iter().map(|p| p.priority_job_factor).max().unwrap_or(0);
+        for p in &snap.partitions {
+            let f = if maxpf > 0 { p.priority_job_factor as f64 / maxpf as f64 } else { 0.0 };
+            part_factor.insert(p.name, f);
+            let mut v = Vec::new();
+            for nn in &p.nodes {
+                match node_ix.get(nn) {
+                    Some(&i) => v.push(i),
+                    None => return Err(format!("partition {:?}: lists unknown node {nn:?}", p.name)),
+                }
+            }
+            part_nodes.insert(p.name, v);
+        }
+        // Teams, cohorts; a team cycle is an error naming the loop.
+        let mut team_ix: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut cohorts: Vec<&str> = vec![""];
+        let mut teams = Vec::with_capacity(snap.teams.len());
+        for t in &snap.teams {
+            let what = format!("team {:?}", t.name);
+            for (f, r) in [
+                ("guarantee", &t.guarantee),
+                ("max", &t.max),
+                ("lendable", &t.lendable),
+                ("per_job_limit", &t.per_job_limit),
+                ("per_user_limit", &t.per_user_limit),
+            ] {
+                res_ok(&what, r, f)?;
+            }
+            if !t.weight.is_finite() || t.weight < 0.0 {
+                return Err(format!("{what}: weight {} is negative or not a number", t.weight));
+            }
+            if let Some(s) = t.shares {
+                if !s.is_finite() || s < 0.0 {
+                    return Err(format!("{what}: shares {s} is negative or not a number"));
+                }
+            }
+            if team_ix.insert(t.name, teams.len()).is_some() {
+                return Err(format!("{what} is listed twice"));
+            }
+            let cname = t.cohort.unwrap_or("");
+            let cohort = match cohorts.iter().position(|c| *c == cname) {
+                Some(i) => i,
+                None => {
+                    cohorts.push(cname);
+                    cohorts.len() - 1
+                }
+            };
+            let has_g = t.guarantee.is_some();
+            let (mut g, mut m, mut l) = ([INF; 3], [INF; 3], [0.0; 3]);
+            if let Some(mx) = t.max {
+                m = mx.limits(INF);
+            }
+            if let Some(gr) = t.guarantee {
+                for d in 0..3 {
+                    let tracked = gr.has(d) || t.max.is_some_and(|x| x.has(d));
+                    if tracked {
+                        g[d] = gr.limits(0.0)[d];
+                        l[d] = g[d];
+                    }
+                }
+                if let Some(ln) = t.lendable {
+                    let lv = ln.limits(INF);
+                    for d in 0..3 {
+                        if g[d].is_finite() {
+                            l[d] = lv[d].min(g[d]);
+                        }
+                    }
+                }
+            }
+            teams.push(Team {
+                name: t.name,
+                parent: None,
+                cohort,
+                has_g,
+                g,
+                m,
+                l,
+                preemptible: t.preemptible,
+                shares: t.shares.unwrap_or(t.weight),
+                raw_usage: t.fairshare.as_ref().and_then(|f| f.raw_usage),
+                per_job: t.per_job_limit.map(|r| r.limits(INF)),
+                per_user: t.per_user_limit.map(|r| r.limits(INF)),
+                max_wall: t.max_wall,
+                max_submit: t.max_submit_jobs,
+                declared: true,
+            });
+        }
+        for (i, t) in snap.teams.iter().enumerate() {
+            if let Some(p) = t.parent {
+                match team_ix.get(p) {
+                    Some(&pi) => teams[i].parent = Some(pi),
+                    None => return Err(format!("team {:?}: parent {p:?} is not a known team", t.name)),
+                }
+            }
+        }
+        for start in 0..teams.len() {
+            let mut seen = vec![start];
+            let mut cur = teams[start].parent;
+            while let Some(c) = cur {
+                if c == start {
+                    let path: Vec<&str> = seen.iter().map(|&i| teams[i].name).chain([teams[start].name]).collect();
+                    return Err(format!("team {:?}: parent cycle {}", teams[start].name, path.join(" -> ")));
+                }
+                if seen.contains(&c) {
+                    break;
+                }
+                seen.push(c);
+                cur = teams[c].parent;
+            }
+        }
+        let mut qos_ix: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut qos = Vec::new();
+        let maxq = snap.qos.iter().map(|q| q.priority).max().unwrap_or(0).max(0);
+        for q in &snap.qos {
+            let what = format!("qos {:?}", q.name);
+            res_ok(&what, &q.max_tres_per_user, "max_tres_per_user")?;
+            res_ok(&what, &q.max_tres_per_job, "max_tres_per_job")?;
+            if qos_ix.insert(q.name, qos.len()).is_some() {
+                return Err(format!("{what} is listed twice"));
+            }
+            qos.push(Qos {
+                name: q.name,
+                prio: if maxq > 0 { q.priority.max(0) as f64 / maxq as f64 } else { 0.0 },
+                preempts: Vec::new(),
+                exempt: q.preempt_mode == Some("off"),
+                max_wall: q.max_wall,
+                max_tres_user: q.max_tres_per_user.map(|r| r.limits(INF)),
+                max_tres_job: q.max_tres_per_job.map(|r| r.limits(INF)),
+                max_submit_user: q.max_submit_jobs_per_user,
+                max_jobs_user: q.max_jobs_per_user,
+            });
+        }
+        for (i, q) in snap.qos.iter().enumerate() {
+            for p in &q.preempts {
+                match qos_ix.get(p) {
+                    Some(&pi) => qos[i].preempts.push(pi),
+                    None => return Err(format!("qos {:?}: preempts unknown qos {p:?}", q.name)),
+                }
+            }
+        }
+        let mut c = Cluster {
+            nodes,
+            teams,
+            qos,
+            jobs: Vec::new(),
+            cohorts,
+            gangs: Vec::new(),
+            gang_members: Vec::new(),
+            part_factor,
+            part_nodes,
+            total: [0.0; 3],
+            unit: GPU,
+        };
+        let mut ids: BTreeMap<&str, ()> = BTreeMap::new();
+        let inputs = snap.jobs.iter().map(|w| JobIn { w, arrival: false })
+            .chain(arrivals.iter().map(|w| JobIn { w, arrival: true }));
+        for ji in inputs {
+            let w = ji.w;
+            let what = format!("job {:?}", w.id);
+            res_ok(&what, &w.request, "request")?;
+            if ids.insert(w.id, ()).is_some() {
+                return Err(format!("{what} is listed twice"));
+            }
+            let running = !ji.arrival && matches!(w.state, "running");
+            let pending = ji.arrival || w.state == "pending";
+            if !running && !pending {
+                continue; // finished, suspended, cancelled: holds nothing the core schedules
+            }
+            if w.nodes_requested < 1 || w.nodes_requested > 1_000_000 {
+                return Err(format!("{what}: nodes_requested {} must be between 1 and 1000000", w.nodes_requested));
+            }
+            for (f, x) in [("submit_time", Some(w.submit_time)), ("time_limit", w.time_limit), ("duration", w.duration), ("start_time", w.start_time)] {
+                if let Some(x) = x {
+                    if !x.is_finite() || (f != "submit_time" && f != "start_time" && x < 0.0) {
+                        return Err(format!("{what}: {f} {x} is negative or not a number"));
+                    }
+                }
+            }
+            if ji.arrival && w.duration.is_none() {
+                return Err(format!("{what}: an arriving job needs a duration"));
+            }
+            let team = match team_ix.get(w.team) {
+                Some(&t) => t,
+                None => {
+                    // A job of an account the source lists no quota for: a team with no limits.
+                    team_ix.insert(w.team, c.teams.len());
+                    c.teams.push(Team {
+                        name: w.team, parent: None, cohort: 0, has_g: false, g: [INF; 3], m: [INF; 3], l: [0.0; 3],
+                        preemptible: true, shares: 1.0, raw_usage: None, per_job: None, per_user: None,
+                        max_wall: None, max_submit: None, declared: false,
+                    });
+                    c.teams.len() - 1
+                }
+            };
+            let q = match qos_ix.get(w.qos) {
+                Some(&q) => q,
+                None => {
+                    qos_ix.insert(w.qos, c.qos.len());
+                    c.qos.push(Qos {
+                        name: w.qos, prio: 0.0, preempts: Vec::new(), exempt: false, max_wall: None,
+                        max_tres_user: None, max_tres_job: None, max_submit_user: None, max_jobs_user: None,
+                    });
+                    c.qos.len() - 1
+                }
+            };
+            let total = w.request.map(|r| r.amounts()).unwrap_or([0.0; 3]);
+            let nn = w.nodes_requested as usize;
+            let per_node = [total[CPU] / nn as f64, total[MEM] / nn as f64, total[GPU] / nn as f64];
+            let gang = w.gang.map(|g| match c.gangs.iter().position(|x| *x == g) {
+                Some(i) => i,
+                None => {
+                    c.gangs.push(g);
+                    c.gang_members.push(Vec::new());
+                    c.gangs.len() - 1
+                }
+            });
+            let ji_ix = c.jobs.len();
+            let mut job = Job {
+                id: w.id,
+                user: w.user,
+                team,
+                qos: q,
+                part: w.partition,
+                total,
+                per_node,
+                nn,
+                gtype: w.request.and_then(|r| r.typed.map(|t| t.0)),
+                limit: w.time_limit,
+                remaining: w.duration.or(w.time_limit).unwrap_or(INF),
+                submit: w.submit_time,
+                eligible: w.eligible_time.unwrap_or(w.submit_time).max(w.submit_time),
+                class_rank: class_rank(w.qos_class),
+                gang,
+                st: if ji.arrival { St::Future } else { St::Pending },
+                start: 0.0,
+                first_start: None,
+                first_nodes: Vec::new(),
+                planned_end: INF,
+                nodes: Vec::new(),
+                run_seq: 0,
+                prio: 0.0,
+                factors: [0.0; 5],
+                from_snapshot_running: running,
+            };
+            if let Some(l) = job.limit {
+                job.remaining = job.remaining.min(l);
+            }
+            if running {
+                let start = w.start_time.unwrap_or(now);
+                let mut end = match w.time_limit {
+                    Some(l) => start + l,
+                    None => horizon_end,
+                };
+                if predict {
+                    end = end.max(now);
+                    job.remaining = end - now;
+                } else {
+                    job.remaining = match w.duration {
+                        Some(d) => (start + d - now).max(0.0),
+                        None => end - now,
+                    };
+                }
+                job.st = St::Running;
+                job.start = start;
+                job.first_start = Some(start);
+                job.planned_end = end;
+                for nn in &w.nodes {
+                    match node_ix.get(nn) {
+                        Some(&ni) => job.nodes.push(ni),
+                        None => return Err(format!("{what}: runs on unknown node {nn:?}")),
+                    }
+                }
+                if !job.nodes.is_empty() {
+                    let k = job.nodes.len() as f64;
+                    job.per_node = [total[CPU] / k, total[MEM] / k, total[GPU] / k];
+                }
+            } else if predict && !ji.arrival {
+                job.remaining = w.time_limit.unwrap_or(INF);
+            }
+            if let Some(g) = gang {
+                if pending {
+                    c.gang_members[g].push(ji_ix);
+                }
+            }
+            c.jobs.push(job);
+        }
+        // Node occupancy: listed jobs, plus whatever allocation they do not explain.
+        for (j, job) in c.jobs.iter().enumerate() {
+            if job.st == St::Running {
+                for &n in &job.nodes {
+                    c.nodes[n].running.push(j);
+                    for d in 0..3 {
+                        c.nodes[n].free[d] -= job.per_node[d];
+                    }
+                }
+            }
+        }
+        for n in c.nodes.iter_mut() {
+            for d in 0..3 {
+                let listed = n.cap[d] - n.free[d];
+                n.foreign[d] = (n.foreign[d] - listed).max(0.0);
+                n.free[d] -= n.foreign[d];
+            }
+            if !n.usable {
+                n.free = [0.0; 3];
+            }
+            if n.usable {
+                for d in 0..3 {
+                    c.total[d] += n.cap[d];
+                }
+            }
+        }
+        c.unit = if c.total[GPU] > 0.0 { GPU } else { CPU };
+        Ok(c)
+    }
+
+    pub fn node_eligible(&self, j: usize, n: usize) -> bool {
+        let job = &self.jobs[j];
+        let node = &self.nodes[n];
+        if !node.usable {
+            return false;
+        }
+        if let Some(t) = job.gtype {
+            if node.gtype != Some(t) {
+                return false;
+            }
+        }
+        if let Some(p) = job.part {
+            let listed = self.part_nodes.get(p).is_some_and(|v| v.contains(&n));
+            if !listed && !node.parts.contains(&p) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+pub fn fits(free: &V3, need: &V3) -> bool {
+    free[CPU] >= need[CPU] && free[MEM] >= need[MEM] && free[GPU] >= need[GPU]
+}
+
+pub fn dim_name(d: usize) -> &'static str {
+    match d {
+        CPU => "CPUs",
+        MEM => "MiB of memory",
+        _ => "GPUs",
+    }
+}
+
+/// Natural order of job ids: "job-2" before "job-10"; a trailing number is
+/// compared by value, then the prefix, then the whole text.
+pub fn id_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn split(s: &str) -> (&str, Option<u64>) {
+        let cut = s.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        (&s[..cut], s[cut..].parse::<u64>().ok())
+    }
+    let (pa, na) = split(a);
+    let (pb, nb) = split(b);
+    pa.cmp(pb).then(na.cmp(&nb)).then(a.cmp(b))
+}

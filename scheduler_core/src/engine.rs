@@ -1,0 +1,1011 @@
+//! The scheduling engine shared by `predict` and `simulate`: one scheduling
+//! pass (priority order, limits, quotas with cohort borrowing, whole-job
+//! placement, preemption, EASY or conservative backfill) and the event loop
+//! that runs passes forward in time. docs/core.md gives the source of each rule.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::cluster::{dim_name, fits, id_cmp, Cluster, St, INF};
+use crate::policy::{Backfill, FairShareMode, Placement, Policy, PreemptMode, QuotaMode};
+use crate::wire::{CPU, GPU, MEM, V3};
+
+#[derive(Debug, Clone)]
+pub enum Ev {
+    Submit(usize),
+    Start { job: usize, nodes: Vec<usize>, backfill: bool },
+    Finish(usize),
+    Preempt { job: usize, by: usize, mode: PreemptMode },
+    Reject { job: usize, reason: String },
+}
+
+/// Why a job did not start in a pass; worded for people by `Engine::words`.
+#[derive(Debug, Clone)]
+pub enum Block {
+    Max { dim: usize, max: f64, used: f64 },
+    Cohort { dim: usize, guarantee: f64, avail: f64 },
+    Nodes,
+    Reservation { holder: usize, at: f64 },
+    Behind { head: usize },
+    Fifo { head: usize },
+    Gang,
+    Hold(String),
+}
+
+struct Reservation {
+    start: f64,
+    end: f64,
+    nodes: Vec<usize>,
+    need: V3,
+}
+
+pub struct Engine<'a, 'p> {
+    pub c: Cluster<'a>,
+    pub p: &'p Policy,
+    pub now: f64,
+    pub t0: f64,
+    pub usage: Vec<V3>,
+    pub fs_usage: Vec<f64>,
+    pub user_qos: BTreeMap<(usize, &'a str), (V3, i64)>,
+    pub user_team: BTreeMap<(usize, &'a str), V3>,
+    pub submitted_user_qos: BTreeMap<(usize, &'a str), i64>,
+    pub submitted_team: Vec<i64>,
+    pub events: Vec<(f64, Ev)>,
+    pub ends: BTreeSet<(u64, usize, u64)>,
+    pub seq: u64,
+    pub first_block: BTreeMap<usize, Block>,
+    pub reject_reason: BTreeMap<usize, String>,
+    pub preempted_by: BTreeMap<usize, Vec<(usize, PreemptMode)>>,
+    pub start_trigger: BTreeMap<usize, (Option<usize>, Option<usize>)>,
+    pub team_last_end: Vec<Option<usize>>,
+    pub static_priority: bool,
+    pub record_first: bool,
+    pub resource_blocked: bool,
+    /// Under static priorities the queue order never changes: sorted once.
+    order_cache: Option<Vec<usize>>,
+}
+
+fn bits(t: f64) -> u64 {
+    // Times are >= 0 here, where the IEEE bit order is the numeric order.
+    t.max(0.0).to_bits()
+}
+
+pub fn fmt_amount(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+pub fn fmt_clock(t: f64, now: f64) -> String {
+    let s = t.floor() as i64;
+    let (h, m) = ((s.rem_euclid(86400)) / 3600, (s.rem_euclid(3600)) / 60);
+    let d = (t - now).max(0.0) as i64;
+    let rel = if d >= 86400 {
+        format!("{}d{}h", d / 86400, (d % 86400) / 3600)
+    } else if d >= 3600 {
+        format!("{}h{:02}m", d / 3600, (d % 3600) / 60)
+    } else {
+        format!("{}m", d / 60)
+    };
+    format!("{h:02}:{m:02} UTC (in {rel})")
+}
+
+impl<'a, 'p> Engine<'a, 'p> {
+    pub fn new(c: Cluster<'a>, p: &'p Policy, now: f64) -> Engine<'a, 'p> {
+        let nt = c.teams.len();
+        let mut e = Engine {
+            c,
+            p,
+            now,
+            t0: now,
+            usage: vec![[0.0; 3]; nt],
+            fs_usage: vec![0.0; nt],
+            user_qos: BTreeMap::new(),
+            user_team: BTreeMap::new(),
+            submitted_user_qos: BTreeMap::new(),
+            submitted_team: vec![0; nt],
+            events: Vec::new(),
+            ends: BTreeSet::new(),
+            seq: 0,
+            first_block: BTreeMap::new(),
+            reject_reason: BTreeMap::new(),
+            preempted_by: BTreeMap::new(),
+            start_trigger: BTreeMap::new(),
+            team_last_end: vec![None; nt],
+            static_priority: false,
+            record_first: false,
+            resource_blocked: false,
+            order_cache: None,
+        };
+        for j in 0..e.c.jobs.len() {
+            if e.c.jobs[j].st == St::Running {
+                e.account(j, 1.0);
+                let job = &e.c.jobs[j];
+                *e.submitted_user_qos.entry((job.qos, job.user)).or_insert(0) += 1;
+                e.submitted_team[job.team] += 1;
+                e.seq += 1;
+                e.c.jobs[j].run_seq = e.seq;
+                let end = now + e.c.jobs[j].remaining;
+                if end.is_finite() {
+                    e.ends.insert((bits(end), j, e.seq));
+                }
+            }
+        }
+        for t in 0..nt {
+            e.fs_usage[t] = e.c.teams[t].raw_usage.unwrap_or(e.usage[t][e.c.unit]);
+        }
+        e
+    }
+
+    fn account(&mut self, j: usize, sign: f64) {
+        let job = &self.c.jobs[j];
+        let (t, q, u, tot) = (job.team, job.qos, job.user, job.total);
+        for (d, x) in tot.iter().enumerate() {
+            self.usage[t][d] += sign * x;
+        }
+        let e = self.user_qos.entry((q, u)).or_insert(([0.0; 3], 0));
+        for (d, x) in tot.iter().enumerate() {
+            e.0[d] += sign * x;
+        }
+        e.1 += sign as i64;
+        let e = self.user_team.entry((t, u)).or_insert([0.0; 3]);
+        for (d, x) in tot.iter().enumerate() {
+            e[d] += sign * x;
+        }
+    }
+
+    // ---------------------------------------------------------------- priority
+
+    /// Fair-share factor per team, classic 2^(-U/S) or Fair Tree rank.
+    pub fn fairshare_factors(&self) -> Vec<f64> {
+        let teams = &self.c.teams;
+        let n = teams.len();
+        match self.p.fairshare {
+            FairShareMode::Classic => {
+                let ss: f64 = teams.iter().map(|t| t.shares).sum();
+                let us: f64 = self.fs_usage.iter().sum();
+                (0..n)
+                    .map(|t| {
+                        let s = if ss > 0.0 { teams[t].shares / ss } else { 0.0 };
+                        let u = if us > 0.0 { self.fs_usage[t] / us } else { 0.0 };
+                        if s <= 0.0 {
+                            0.0
+                        } else {
+                            (2.0f64).powf(-u / s)
+                        }
+                    })
+                    .collect()
+            }
+            FairShareMode::FairTree => {
+                let mut children: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
+                for (t, team) in teams.iter().enumerate() {
+                    children[team.parent.unwrap_or(n)].push(t);
+                }
+                let mut sub = self.fs_usage.clone();
+                // Subtree usage: add each team's usage to all its ancestors.
+                for t in 0..n {
+                    let mut cur = teams[t].parent;
+                    while let Some(c) = cur {
+                        sub[c] += self.fs_usage[t];
+                        cur = teams[c].parent;
+                    }
+                }
+                let mut order = Vec::with_capacity(n);
+                let mut stack = vec![n];
+                while let Some(node) = stack.pop() {
+                    if node < n {
+                        order.push(node);
+                    }
+                    let kids = &children[node];
+                    let ss: f64 = kids.iter().map(|&k| teams[k].shares).sum();
+                    let us: f64 = kids.iter().map(|&k| sub[k]).sum();
+                    let mut lf: Vec<(f64, usize)> = kids
+                        .iter()
+                        .map(|&k| {
+                            let s = if ss > 0.0 { teams[k].shares / ss } else { 0.0 };
+                            let u = if us > 0.0 { sub[k] / us } else { 0.0 };
+                            let v = if s <= 0.0 { 0.0 } else if u <= 0.0 { INF } else { s / u };
+                            (v, k)
+                        })
+                        .collect();
+                    lf.sort_by(|a, b| b.0.total_cmp(&a.0).then(teams[a.1].name.cmp(teams[b.1].name)));
+                    for &(_, k) in lf.iter().rev() {
+                        stack.push(k);
+                    }
+                }
+                let mut f = vec![0.0; n];
+                for (rank, &t) in order.iter().enumerate() {
+                    f[t] = (n - rank) as f64 / n as f64;
+                }
+                f
+            }
+        }
+    }
+
+    pub fn compute_priorities(&mut self, t: f64) {
+        let fs = self.fairshare_factors();
+        let w = &self.p.w;
+        let tot = self.c.total;
+        let unit = self.c.unit;
+        for job in self.c.jobs.iter_mut() {
+            if job.st != St::Pending && job.st != St::Future {
+                continue;
+            }
+            let age = ((t - job.eligible).max(0.0).min(self.p.max_age)) / self.p.max_age;
+            let mut size = if tot[unit] > 0.0 { (job.total[unit] / tot[unit]).min(1.0) } else { 0.0 };
+            if self.p.favor_small {
+                size = 1.0 - size;
+            }
+            let part = job.part.and_then(|p| self.c.part_factor.get(p).copied()).unwrap_or(0.0);
+            let f = [
+                w.age * age,
+                w.fairshare * fs[job.team],
+                w.qos * self.c.qos[job.qos].prio,
+                w.job_size * size,
+                w.partition * part,
+            ];
+            job.factors = f;
+            job.prio = f[0] + f[1] + f[2] + f[3] + f[4];
+        }
+    }
+
+    fn queue_order(&mut self) -> Vec<usize> {
+        if self.static_priority {
+            if self.order_cache.is_none() {
+                // Every job that is or may become pending (a requeued victim) once.
+                let all: Vec<usize> = (0..self.c.jobs.len()).collect();
+                self.order_cache = Some(self.sorted(all));
+            }
+            let jobs = &self.c.jobs;
+            return self.order_cache.as_ref().expect("set").iter().copied().filter(|&j| jobs[j].st == St::Pending).collect();
+        }
+        let v: Vec<usize> =
+            (0..self.c.jobs.len()).filter(|&j| self.c.jobs[j].st == St::Pending).collect();
+        self.sorted(v)
+    }
+
+    fn sorted(&self, mut v: Vec<usize>) -> Vec<usize> {
+        let jobs = &self.c.jobs;
+        if self.p.strict_team_fifo {
+            v.sort_by(|&a, &b| {
+                jobs[a].submit.total_cmp(&jobs[b].submit).then(id_cmp(jobs[a].id, jobs[b].id))
+            });
+        } else {
+            v.sort_by(|&a, &b| {
+                jobs[b]
+                    .prio
+                    .total_cmp(&jobs[a].prio)
+                    .then(jobs[a].submit.total_cmp(&jobs[b].submit))
+                    .then(id_cmp(jobs[a].id, jobs[b].id))
+            });
+        }
+        v
+    }
+
+    // ------------------------------------------------------------------ limits
+
+    /// A reason the job can never run (rejected at submission), if any.
+    pub fn reject_check(&mut self, j: usize) -> Option<String> {
+        let job = &self.c.jobs[j];
+        let team = &self.c.teams[job.team];
+        let q = &self.c.qos[job.qos];
+        if let (Some(mw), Some(l)) = (q.max_wall, job.limit) {
+            if l > mw {
+                return Some(format!("rejected: time limit {}s is over QoS {}'s MaxWall of {}s", fmt_amount(l), q.name, fmt_amount(mw)));
+            }
+        }
+        if let (Some(mw), Some(l)) = (team.max_wall, job.limit) {
+            if l > mw {
+                return Some(format!("rejected: time limit {}s is over team {}'s max wall of {}s", fmt_amount(l), team.name, fmt_amount(mw)));
+            }
+        }
+        for (lim, who) in [(team.per_job, format!("team {}'s per-job limit", team.name)), (q.max_tres_job, format!("QoS {}'s MaxTRESPerJob", q.name))] {
+            if let Some(lim) = lim {
+                for d in 0..3 {
+                    if job.total[d] > lim[d] {
+                        return Some(format!("rejected: asks {} {} over {} of {}", fmt_amount(job.total[d]), dim_name(d), who, fmt_amount(lim[d])));
+                    }
+                }
+            }
+        }
+        if self.p.quota != QuotaMode::Off {
+            for d in 0..3 {
+                if job.total[d] > team.m[d] {
+                    return Some(format!("rejected: asks {} {}, more than team {}'s max of {}", fmt_amount(job.total[d]), dim_name(d), team.name, fmt_amount(team.m[d])));
+                }
+            }
+        }
+        // Could it fit on an empty cluster?
+        let eligible = (0..self.c.nodes.len()).filter(|&n| self.c.node_eligible(j, n) && fits(&self.c.nodes[n].cap, &job.per_node)).count();
+        if eligible < job.nn {
+            let d = if job.per_node[GPU] > 0.0 { GPU } else { CPU };
+            let largest = (0..self.c.nodes.len()).filter(|&n| self.c.node_eligible(j, n)).map(|n| self.c.nodes[n].cap[d]).fold(0.0, f64::max);
+            let kind = job.gtype.map(|t| format!(" {t}")).unwrap_or_default();
+            return Some(if job.nn == 1 {
+                format!("rejected: can never fit: asks {}{} {} on one node, the largest eligible node has {}", fmt_amount(job.per_node[d]), kind, dim_name(d), fmt_amount(largest))
+            } else {
+                format!("rejected: can never fit: asks {} nodes with {}{} {} each, {} eligible nodes are that large", job.nn, fmt_amount(job.per_node[d]), kind, dim_name(d), eligible)
+            });
+        }
+        let key = (job.qos, job.user);
+        let n = *self.submitted_user_qos.get(&key).unwrap_or(&0);
+        if let Some(ms) = q.max_submit_user {
+            if n >= ms {
+                return Some(format!("rejected: user {} has {} jobs in QoS {}, its MaxSubmitJobsPerUser is {}", job.user, n, q.name, ms));
+            }
+        }
+        if let Some(ms) = team.max_submit {
+            if self.submitted_team[job.team] >= ms {
+                return Some(format!("rejected: team {} has {} jobs queued or running, its max_submit_jobs is {}", team.name, self.submitted_team[job.team], ms));
+            }
+        }
+        None
+    }
+
+    pub fn admit_submit(&mut self, j: usize, t: f64) -> bool {
+        if let Some(r) = self.reject_check(j) {
+            self.c.jobs[j].st = St::Rejected;
+            self.events.push((t, Ev::Reject { job: j, reason: r.clone() }));
+            self.reject_reason.insert(j, r);
+            return false;
+        }
+        let job = &self.c.jobs[j];
+        *self.submitted_user_qos.entry((job.qos, job.user)).or_insert(0) += 1;
+        self.submitted_team[job.team] += 1;
+        true
+    }
+
+    fn on_leave_queue(&mut self, j: usize) {
+        let job = &self.c.jobs[j];
+        if let Some(n) = self.submitted_user_qos.get_mut(&(job.qos, job.user)) {
+            *n -= 1;
+        }
+        self.submitted_team[job.team] -= 1;
+    }
+
+    fn hold_check(&self, j: usize) -> Option<String> {
+        let job = &self.c.jobs[j];
+        let q = &self.c.qos[job.qos];
+        let (used, count) = self.user_qos.get(&(job.qos, job.user)).copied().unwrap_or(([0.0; 3], 0));
+        if let Some(lim) = q.max_tres_user {
+            for d in 0..3 {
+                if used[d] + job.total[d] > lim[d] {
+                    return Some(format!("held: user {} holds {} of QoS {}'s MaxTRESPerUser of {} {}", job.user, fmt_amount(used[d]), q.name, fmt_amount(lim[d]), dim_name(d)));
+                }
+            }
+        }
+        if let Some(mj) = q.max_jobs_user {
+            if count >= mj {
+                return Some(format!("held: user {} runs {} jobs, QoS {}'s MaxJobsPerUser is {}", job.user, count, q.name, mj));
+            }
+        }
+        let team = &self.c.teams[job.team];
+        if let Some(lim) = team.per_user {
+            let used = self.user_team.get(&(job.team, job.user)).copied().unwrap_or([0.0; 3]);
+            for d in 0..3 {
+                if used[d] + job.total[d] > lim[d] {
+                    return Some(format!("held: user {} holds {} of team {}'s per-user limit of {} {}", job.user, fmt_amount(used[d]), team.name, fmt_amount(lim[d]), dim_name(d)));
+                }
+            }
+        }
+        None
+    }
+
+    // ------------------------------------------------------------------ quotas
+
+    /// Idle capacity the cohort of `t` can lend it, per dimension (Kueue's
+    /// cohort borrowing with lendingLimit): unused guarantee of the other
+    /// members up to their lendable, less what the others already borrow.
+    fn cohort_avail(&self, t: usize, usage: &[V3]) -> V3 {
+        let c = self.c.teams[t].cohort;
+        let mut lend = [0.0; 3];
+        let mut borrowed = [0.0; 3];
+        for (s, team) in self.c.teams.iter().enumerate() {
+            if s == t || !team.has_g || team.cohort != c {
+                continue;
+            }
+            for d in 0..3 {
+                if team.g[d].is_finite() {
+                    lend[d] += (team.g[d] - usage[s][d]).max(0.0).min(team.l[d]);
+                    borrowed[d] += (usage[s][d] - team.g[d]).max(0.0);
+                }
+            }
+        }
+        [lend[0] - borrowed[0], lend[1] - borrowed[1], lend[2] - borrowed[2]]
+    }
+
+    fn quota_check(&self, t: usize, need: &V3, usage: &[V3]) -> Option<Block> {
+        if self.p.quota == QuotaMode::Off {
+            return None;
+        }
+        let team = &self.c.teams[t];
+        for d in [GPU, CPU, MEM] {
+            if usage[t][d] + need[d] > team.m[d] {
+                return Some(Block::Max { dim: d, max: team.m[d], used: usage[t][d] });
+            }
+        }
+        if self.p.quota == QuotaMode::MaxOnly || !team.has_g {
+            return None;
+        }
+        let mut avail: Option<V3> = None;
+        for d in [GPU, CPU, MEM] {
+            let over = usage[t][d] + need[d] - team.g[d];
+            if over > 0.0 {
+                let a = *avail.get_or_insert_with(|| self.cohort_avail(t, usage));
+                if over > a[d] {
+                    return Some(Block::Cohort { dim: d, guarantee: team.g[d], avail: a[d].max(0.0) });
+                }
+            }
+        }
+        None
+    }
+
+    fn within_guarantee(&self, t: usize, need: &V3) -> bool {
+        let team = &self.c.teams[t];
+        team.has_g && (0..3).all(|d| self.usage[t][d] + need[d] <= team.g[d])
+    }
+
+    fn borrowing(&self, t: usize) -> bool {
+        let team = &self.c.teams[t];
+        team.has_g && (0..3).any(|d| self.usage[t][d] > team.g[d])
+    }
+
+    // --------------------------------------------------------------- placement
+
+    fn free_at(&self, n: usize, at: f64, res: &[Reservation]) -> V3 {
+        let node = &self.c.nodes[n];
+        let mut f = node.free;
+        for &r in &node.running {
+            let job = &self.c.jobs[r];
+            if job.planned_end <= at {
+                for d in 0..3 {
+                    f[d] += job.per_node[d];
+                }
+            }
+        }
+        for rv in res {
+            if rv.start <= at && at < rv.end && rv.nodes.contains(&n) {
+                for d in 0..3 {
+                    f[d] -= rv.need[d];
+                }
+            }
+        }
+        f
+    }
+
+    /// Does `need` on node `n` over [from, to) stay clear of every reservation?
+    fn clear_of(&self, n: usize, from: f64, to: f64, need: &V3, res: &[Reservation]) -> bool {
+        for rv in res {
+            if rv.start >= from && rv.start < to && rv.nodes.contains(&n) {
+                let f = self.free_at(n, rv.start, res);
+                if !fits(&f, need) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    fn score(&self, free: &V3, need: &V3) -> (f64, f64, f64) {
+        let left = [free[GPU] - need[GPU], free[CPU] - need[CPU], free[MEM] - need[MEM]];
+        match self.p.placement {
+            Placement::BestFit => (left[0], left[1], left[2]),
+            Placement::Spread => (-left[0], -left[1], -left[2]),
+        }
+    }
+
+    /// Whole-job placement now on `nn` distinct nodes, best-fit or spread;
+    /// ties go to the node listed first. Free capacity is `free_of(n)`.
+    fn place_now(&self, j: usize, res: &[Reservation], free: Option<&[V3]>, to: f64) -> Option<Vec<usize>> {
+        let job = &self.c.jobs[j];
+        let need = job.per_node;
+        let mut cands: Vec<((f64, f64, f64), usize)> = Vec::new();
+        for n in 0..self.c.nodes.len() {
+            let f = match free {
+                Some(fr) => &fr[n],
+                None => &self.c.nodes[n].free,
+            };
+            if fits(f, &need) && self.c.node_eligible(j, n) && (res.is_empty() || self.clear_of(n, self.now, to, &need, res)) {
+                cands.push((self.score(f, &need), n));
+                if job.nn == 1 && self.p.placement == Placement::BestFit && cands.last().is_some_and(|c| c.0 .0 == 0.0 && c.0 .1 == 0.0 && c.0 .2 == 0.0) {
+                    break; // a perfect fit: nothing can beat it, and earlier nodes win ties
+                }
+            }
+        }
+        if cands.len() < job.nn {
+            return None;
+        }
+        cands.sort_by(|a, b| a.0 .0.total_cmp(&b.0 .0).then(a.0 .1.total_cmp(&b.0 .1)).then(a.0 .2.total_cmp(&b.0 .2)).then(a.1.cmp(&b.1)));
+        let mut v: Vec<usize> = cands[..job.nn].iter().map(|c| c.1).collect();
+        v.sort_unstable();
+        Some(v)
+    }
+
+    /// Earliest start at or after `t` on the resolution grid within the
+    /// backfill window, given running jobs' planned ends and reservations.
+    fn earliest(&self, j: usize, t: f64, res: &[Reservation]) -> Option<(f64, Vec<usize>)> {
+        let job = &self.c.jobs[j];
+        let need = job.per_node;
+        let dur = job.limit.unwrap_or(INF);
+        let eligible: Vec<usize> = (0..self.c.nodes.len()).filter(|&n| self.c.node_eligible(j, n)).collect();
+        let mut times: Vec<f64> = Vec::new();
+        for &n in &eligible {
+            for &r in &self.c.nodes[n].running {
+                let e = self.c.jobs[r].planned_end;
+                if e > t && e.is_finite() {
+                    times.push(e);
+                }
+            }
+        }
+        for rv in res {
+            if rv.end > t && rv.end.is_finite() {
+                times.push(rv.end);
+            }
+        }
+        let step = self.p.bf_resolution;
+        let mut grid: Vec<f64> = times.iter().map(|&e| t + ((e - t) / step).ceil() * step).filter(|&g| g <= t + self.p.bf_window).collect();
+        grid.sort_by(f64::total_cmp);
+        grid.dedup();
+        for tau in grid {
+            let mut cands: Vec<((f64, f64, f64), usize)> = Vec::new();
+            for &n in &eligible {
+                let f = self.free_at(n, tau, res);
+                if fits(&f, &need) && self.clear_of(n, tau, tau + dur, &need, res) {
+                    cands.push((self.score(&f, &need), n));
+                }
+            }
+            if cands.len() >= job.nn {
+                cands.sort_by(|a, b| a.0 .0.total_cmp(&b.0 .0).then(a.0 .1.total_cmp(&b.0 .1)).then(a.0 .2.total_cmp(&b.0 .2)).then(a.1.cmp(&b.1)));
+                let mut v: Vec<usize> = cands[..job.nn].iter().map(|c| c.1).collect();
+                v.sort_unstable();
+                return Some((tau, v));
+            }
+        }
+        None
+    }
+
+    // ------------------------------------------------------------ start / stop
+
+    fn start(&mut self, j: usize, nodes: Vec<usize>, t: f64, backfill: bool) {
+        let trigger = nodes.iter().filter_map(|&n| self.c.nodes[n].last_end).max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1))).map(|x| x.1);
+        let team_trigger = self.team_last_end[self.c.jobs[j].team];
+        self.start_trigger.entry(j).or_insert((trigger, team_trigger));
+        let need = self.c.jobs[j].per_node;
+        for &n in &nodes {
+            for (d, x) in need.iter().enumerate() {
+                self.c.nodes[n].free[d] -= x;
+            }
+            self.c.nodes[n].running.push(j);
+        }
+        self.account(j, 1.0);
+        self.seq += 1;
+        let job = &mut self.c.jobs[j];
+        job.st = St::Running;
+        job.start = t;
+        if job.first_start.is_none() {
+            job.first_start = Some(t);
+            job.first_nodes = nodes.clone();
+        }
+        job.planned_end = t + job.limit.unwrap_or(INF);
+        job.nodes = nodes.clone();
+        job.run_seq = self.seq;
+        let end = t + job.remaining;
+        if end.is_finite() {
+            self.ends.insert((bits(end), j, self.seq));
+        }
+        self.events.push((t, Ev::Start { job: j, nodes, backfill }));
+    }
+
+    fn release(&mut self, j: usize) {
+        let need = self.c.jobs[j].per_node;
+        let nodes = std::mem::take(&mut self.c.jobs[j].nodes);
+        for &n in &nodes {
+            for (d, x) in need.iter().enumerate() {
+                self.c.nodes[n].free[d] += x;
+            }
+            self.c.nodes[n].running.retain(|&r| r != j);
+        }
+        self.c.jobs[j].nodes = nodes;
+        self.account(j, -1.0);
+    }
+
+    pub fn finish(&mut self, j: usize, t: f64) {
+        self.release(j);
+        for &n in &self.c.jobs[j].nodes {
+            self.c.nodes[n].last_end = Some((t, j));
+        }
+        self.c.jobs[j].st = St::Done;
+        self.c.jobs[j].planned_end = t;
+        self.team_last_end[self.c.jobs[j].team] = Some(j);
+        self.on_leave_queue(j);
+        self.events.push((t, Ev::Finish(j)));
+    }
+
+    fn preempt(&mut self, v: usize, by: usize, t: f64) {
+        let mode = self.p.preempt_mode;
+        self.release(v);
+        let ran = t - self.c.jobs[v].start;
+        self.ends.retain(|e| e.1 != v);
+        let job = &mut self.c.jobs[v];
+        match mode {
+            PreemptMode::Cancel => job.st = St::Cancelled,
+            PreemptMode::Suspend => {
+                job.remaining = (job.remaining - ran).max(0.0);
+                job.st = St::Pending;
+            }
+            PreemptMode::Requeue => job.st = St::Pending,
+        }
+        job.nodes.clear();
+        if job.st == St::Cancelled {
+            self.on_leave_queue(v);
+        }
+        self.preempted_by.entry(by).or_default().push((v, mode));
+        self.events.push((t, Ev::Preempt { job: v, by, mode }));
+    }
+
+    // -------------------------------------------------------------- preemption
+
+    fn outranks(&self, j: usize, v: usize) -> bool {
+        let (a, b) = (&self.c.jobs[j], &self.c.jobs[v]);
+        self.c.qos[a.qos].preempts.contains(&b.qos) || (a.class_rank > 0 && b.class_rank > 0 && a.class_rank > b.class_rank)
+    }
+
+    /// Victims that make room for `j` now, or None. Candidates: jobs of
+    /// borrowing teams in j's cohort when j stays within its guarantee
+    /// (reclaim), and jobs j's QoS outranks. Order: borrowing teams first,
+    /// then lowest priority, then most recently started. No victim team may
+    /// drop below its guarantee.
+    /// Cheap test whether any victim could exist, before scanning running jobs.
+    fn may_preempt(&self, j: usize) -> bool {
+        let job = &self.c.jobs[j];
+        if !self.c.qos[job.qos].preempts.is_empty() || job.class_rank > 1 {
+            return true;
+        }
+        let team = &self.c.teams[job.team];
+        self.p.quota == QuotaMode::Enforce
+            && self.within_guarantee(job.team, &job.total)
+            && (0..self.c.teams.len()).any(|x| x != job.team && self.c.teams[x].cohort == team.cohort && self.borrowing(x))
+    }
+
+    fn find_victims(&self, j: usize, t: f64) -> Option<(Vec<usize>, Vec<usize>)> {
+        let job = &self.c.jobs[j];
+        let reclaim = self.p.quota == QuotaMode::Enforce && self.within_guarantee(job.team, &job.total);
+        let my_cohort = self.c.teams[job.team].cohort;
+        let mut cands: Vec<usize> = Vec::new();
+        for (v, vj) in self.c.jobs.iter().enumerate() {
+            if vj.st != St::Running || vj.start >= t || vj.nodes.is_empty() || v == j {
+                continue;
+            }
+            let vt = &self.c.teams[vj.team];
+            if !vt.preemptible || self.c.qos[vj.qos].exempt || vj.gang.is_some() {
+                continue;
+            }
+            let by_reclaim = reclaim && vj.team != job.team && vt.cohort == my_cohort && self.borrowing(vj.team);
+            if by_reclaim || self.outranks(j, v) {
+                cands.push(v);
+            }
+        }
+        if cands.is_empty() {
+            return None;
+        }
+        let jobs = &self.c.jobs;
+        cands.sort_by(|&a, &b| {
+            let (ba, bb) = (self.borrowing(jobs[a].team), self.borrowing(jobs[b].team));
+            bb.cmp(&ba)
+                .then(jobs[a].prio.total_cmp(&jobs[b].prio))
+                .then(jobs[b].start.total_cmp(&jobs[a].start))
+                .then(id_cmp(jobs[b].id, jobs[a].id))
+        });
+        let mut free: Vec<V3> = self.c.nodes.iter().map(|n| n.free).collect();
+        let mut usage = self.usage.clone();
+        let mut chosen: Vec<usize> = Vec::new();
+        let give = |free: &mut Vec<V3>, usage: &mut Vec<V3>, v: usize, sign: f64| {
+            let vj = &jobs[v];
+            for &n in &vj.nodes {
+                for d in 0..3 {
+                    free[n][d] += sign * vj.per_node[d];
+                }
+            }
+            for d in 0..3 {
+                usage[vj.team][d] -= sign * vj.total[d];
+            }
+        };
+        let mut placed = None;
+        for &v in &cands {
+            let vt = jobs[v].team;
+            let team = &self.c.teams[vt];
+            if team.has_g && (0..3).any(|d| team.g[d].is_finite() && usage[vt][d] - jobs[v].total[d] < team.g[d]) {
+                continue; // would take the victim's team below its guarantee
+            }
+            give(&mut free, &mut usage, v, 1.0);
+            chosen.push(v);
+            if self.quota_check(job.team, &job.total, &usage).is_none() {
+                if let Some(p) = self.place_now(j, &[], Some(&free), t) {
+                    placed = Some(p);
+                    break;
+                }
+            }
+        }
+        placed.as_ref()?;
+        // Keep running any victim the placement does not need (Kueue's fill-back).
+        let mut i = chosen.len();
+        while i > 0 {
+            i -= 1;
+            let v = chosen[i];
+            give(&mut free, &mut usage, v, -1.0);
+            let ok = self.quota_check(job.team, &job.total, &usage).is_none();
+            match if ok { self.place_now(j, &[], Some(&free), t) } else { None } {
+                Some(p) => {
+                    chosen.remove(i);
+                    placed = Some(p);
+                }
+                None => give(&mut free, &mut usage, v, 1.0),
+            }
+        }
+        Some((chosen, placed.expect("checked")))
+    }
+
+    // -------------------------------------------------------------------- pass
+
+    fn record(&mut self, j: usize, b: Block) {
+        if self.record_first {
+            self.first_block.entry(j).or_insert(b);
+        }
+    }
+
+    pub fn pass(&mut self, t: f64) {
+        self.now = t;
+        if !self.static_priority {
+            self.compute_priorities(t);
+        }
+        let order = self.queue_order();
+        let max_res = match self.p.backfill {
+            Backfill::None => 0,
+            Backfill::Easy => 1,
+            Backfill::Conservative => self.p.bf_max_job_test,
+        };
+        let mut res: Vec<Reservation> = Vec::new();
+        let mut res_holder: Vec<usize> = Vec::new();
+        let mut stopped_by: Option<usize> = None;
+        let mut fifo_blocked: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut gang_tried: BTreeSet<usize> = BTreeSet::new();
+        let mut failed_shapes: BTreeSet<(u64, u64, u64, usize, Option<&str>, Option<&str>, u64)> = BTreeSet::new();
+        self.resource_blocked = false;
+        for &j in &order {
+            if self.c.jobs[j].st != St::Pending {
+                continue;
+            }
+            let team = self.c.jobs[j].team;
+            if let Some(h) = stopped_by {
+                self.record(j, Block::Behind { head: h });
+                continue;
+            }
+            if self.p.strict_team_fifo {
+                if let Some(&h) = fifo_blocked.get(&team) {
+                    self.record(j, Block::Fifo { head: h });
+                    continue;
+                }
+            }
+            if let Some(g) = self.c.jobs[j].gang {
+                if gang_tried.insert(g) {
+                    self.try_gang(g, t, &res);
+                }
+                if self.c.jobs[j].st == St::Pending {
+                    fifo_blocked.entry(team).or_insert(j);
+                }
+                continue;
+            }
+            if let Some(h) = self.hold_check(j) {
+                self.record(j, Block::Hold(h));
+                fifo_blocked.entry(team).or_insert(j);
+                continue;
+            }
+            let total = self.c.jobs[j].total;
+            if let Some(b) = self.quota_check(team, &total, &self.usage) {
+                self.record(j, b);
+                fifo_blocked.entry(team).or_insert(j);
+                continue;
+            }
+            let job = &self.c.jobs[j];
+            let end = t + job.limit.unwrap_or(INF);
+            let shape = (job.per_node[CPU].to_bits(), job.per_node[MEM].to_bits(), job.per_node[GPU].to_bits(), job.nn, job.gtype, job.part, end.to_bits());
+            // A shape that found no room cannot find it later in this pass: free
+            // capacity only shrinks and reservations only grow, until a preemption.
+            let placed = if failed_shapes.contains(&shape) { None } else { self.place_now(j, &res, None, end) };
+            if let Some(nodes) = placed {
+                let bf = !res.is_empty();
+                self.start(j, nodes, t, bf);
+                continue;
+            }
+            failed_shapes.insert(shape);
+            if self.p.preemption && self.may_preempt(j) {
+                if let Some((victims, nodes)) = self.find_victims(j, t) {
+                    for v in victims {
+                        self.preempt(v, j, t);
+                    }
+                    self.start(j, nodes, t, false);
+                    failed_shapes.clear();
+                    continue;
+                }
+            }
+            self.resource_blocked = true;
+            fifo_blocked.entry(team).or_insert(j);
+            // Would it fit now but for a reservation?
+            let fits_ignoring = self.record_first && !res.is_empty() && self.place_now(j, &[], None, end).is_some();
+            if fits_ignoring {
+                let at = res.iter().map(|r| r.start).fold(INF, f64::min);
+                self.record(j, Block::Reservation { holder: res_holder[0], at });
+            } else {
+                self.record(j, Block::Nodes);
+            }
+            if self.p.backfill == Backfill::None {
+                stopped_by = Some(j);
+                continue;
+            }
+            if res.len() < max_res {
+                if let Some((at, nodes)) = self.earliest(j, t, &res) {
+                    let need = self.c.jobs[j].per_node;
+                    let end = at + self.c.jobs[j].limit.unwrap_or(INF);
+                    res.push(Reservation { start: at, end, nodes, need });
+                    res_holder.push(j);
+                }
+            }
+        }
+    }
+
+    fn try_gang(&mut self, g: usize, t: f64, res: &[Reservation]) {
+        let members: Vec<usize> = self.c.gang_members[g].iter().copied().filter(|&m| self.c.jobs[m].st != St::Done && self.c.jobs[m].st != St::Rejected).collect();
+        if members.iter().any(|&m| self.c.jobs[m].st == St::Running) {
+            // Part of the gang runs already (a snapshot mid-start): the rest start one by one.
+        } else if members.iter().any(|&m| self.c.jobs[m].st != St::Pending) {
+            for &m in &members {
+                if self.c.jobs[m].st == St::Pending {
+                    self.record(m, Block::Gang);
+                }
+            }
+            return;
+        }
+        let pend: Vec<usize> = members.iter().copied().filter(|&m| self.c.jobs[m].st == St::Pending).collect();
+        let mut usage = self.usage.clone();
+        let mut free: Vec<V3> = self.c.nodes.iter().map(|n| n.free).collect();
+        let mut plan = Vec::new();
+        for &m in &pend {
+            if let Some(h) = self.hold_check(m) {
+                self.record(m, Block::Hold(h));
+                return self.gang_blocked(&pend);
+            }
+            let job = &self.c.jobs[m];
+            if let Some(b) = self.quota_check(job.team, &job.total, &usage) {
+                self.record(m, b);
+                return self.gang_blocked(&pend);
+            }
+            let end = t + job.limit.unwrap_or(INF);
+            match self.place_now(m, res, Some(&free), end) {
+                Some(nodes) => {
+                    for &n in &nodes {
+                        for d in 0..3 {
+                            free[n][d] -= job.per_node[d];
+                        }
+                    }
+                    for d in 0..3 {
+                        usage[job.team][d] += job.total[d];
+                    }
+                    plan.push((m, nodes));
+                }
+                None => {
+                    self.resource_blocked = true;
+                    return self.gang_blocked(&pend);
+                }
+            }
+        }
+        for (m, nodes) in plan {
+            self.start(m, nodes, t, !res.is_empty());
+        }
+    }
+
+    fn gang_blocked(&mut self, pend: &[usize]) {
+        for &m in pend {
+            self.record(m, Block::Gang);
+        }
+    }
+
+    // --------------------------------------------------------------- the loop
+
+    /// Runs passes forward from `t0` until nothing is left to happen or `until`.
+    /// `arrivals` are job indices in (submit, id) order.
+    pub fn run(&mut self, arrivals: &[usize], until: f64, mut on_step: impl FnMut(&mut Self, f64, f64)) {
+        let t0 = self.t0;
+        let step = self.p.bf_resolution;
+        let mut ai = 0;
+        let mut last = t0;
+        let mut first = true;
+        loop {
+            let next_arr = arrivals.get(ai).map(|&j| self.c.jobs[j].submit.max(t0));
+            let next_end = self.ends.first().map(|e| f64::from_bits(e.0));
+            let te = if first {
+                t0
+            } else {
+                match (next_arr, next_end) {
+                    (None, None) => break,
+                    (a, e) => a.unwrap_or(INF).min(e.unwrap_or(INF)),
+                }
+            };
+            let tp = if first { t0 } else { (t0 + ((te - t0) / step).ceil() * step).max(te) };
+            if tp > until {
+                break;
+            }
+            // Ends and arrivals up to the pass time, each at its own time.
+            loop {
+                let e = self.ends.first().copied();
+                let a = arrivals.get(ai).copied();
+                let et = e.map(|x| f64::from_bits(x.0)).filter(|&x| x <= tp);
+                let at = a.map(|j| self.c.jobs[j].submit.max(t0)).filter(|&x| x <= tp);
+                match (et, at) {
+                    (None, None) => break,
+                    (Some(x), at) if at.is_none_or(|y| x <= y) => {
+                        on_step(self, last, x);
+                        last = x;
+                        let (_, j, _) = self.ends.pop_first().expect("peeked");
+                        self.finish(j, x);
+                    }
+                    (_, Some(y)) => {
+                        on_step(self, last, y);
+                        last = y;
+                        let j = a.expect("peeked");
+                        self.c.jobs[j].st = St::Pending;
+                        self.events.push((y, Ev::Submit(j)));
+                        self.admit_submit(j, y);
+                        ai += 1;
+                    }
+                    _ => unreachable!(),
+                }
+            }
+            on_step(self, last, tp);
+            last = tp;
+            self.pass(tp);
+            self.record_first = false;
+            first = false;
+        }
+        on_step(self, last, last);
+    }
+
+    pub fn words(&self, b: &Block, j: usize) -> String {
+        let job = &self.c.jobs[j];
+        let team = &self.c.teams[job.team];
+        match b {
+            Block::Max { dim, max, used } => format!(
+                "waits for team {}'s max of {} {} (holds {}, asks {})",
+                team.name, fmt_amount(*max), dim_name(*dim), fmt_amount(*used), fmt_amount(job.total[*dim])
+            ),
+            Block::Cohort { dim, guarantee, avail } => {
+                let c = self.c.cohorts[team.cohort];
+                let c = if c.is_empty() { "the cluster".to_string() } else { format!("cohort {c}") };
+                format!(
+                    "waits for idle {} to borrow in {}: team {} is over its guarantee of {}, {} lendable now",
+                    dim_name(*dim), c, team.name, fmt_amount(*guarantee), fmt_amount(*avail)
+                )
+            }
+            Block::Nodes => {
+                let d = if job.per_node[GPU] > 0.0 { GPU } else if job.per_node[CPU] > 0.0 { CPU } else { MEM };
+                let kind = match (d, job.gtype) {
+                    (GPU, Some(t)) => format!("{t} GPUs"),
+                    _ => dim_name(d).to_string(),
+                };
+                if job.nn == 1 {
+                    format!("waits for {} free {} on one node", fmt_amount(job.per_node[d]), kind)
+                } else {
+                    format!("waits for {} nodes with {} free {} each", job.nn, fmt_amount(job.per_node[d]), kind)
+                }
+            }
+            Block::Reservation { holder, at } => format!(
+                "waits: starting now would delay job {}'s reservation at {}",
+                self.c.jobs[*holder].id, fmt_clock(*at, self.t0)
+            ),
+            Block::Behind { head } => format!("waits behind higher-priority job {} (backfill off)", self.c.jobs[*head].id),
+            Block::Fifo { head } => format!("waits behind job {} (strict FIFO in team {})", self.c.jobs[*head].id, team.name),
+            Block::Gang => format!("waits for all members of gang {} to fit together", job.gang.map_or("?", |g| self.c.gangs[g])),
+            Block::Hold(s) => s.clone(),
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! The scheduling policy: a serde mirror of `scheduler_core/policy.py`
+//! (documented setting by setting in docs/policy.md).
+
+use serde::Deserialize;
+
+fn d_age() -> f64 {
+    1000.0
+}
+fn d_fs() -> f64 {
+    10000.0
+}
+fn d_qos() -> f64 {
+    1000.0
+}
+fn d_max_age() -> f64 {
+    7.0 * 86400.0
+}
+fn d_half_life() -> f64 {
+    7.0 * 86400.0
+}
+fn d_window() -> f64 {
+    86400.0
+}
+fn d_res() -> f64 {
+    60.0
+}
+fn d_test() -> i64 {
+    100
+}
+fn d_true() -> bool {
+    true
+}
+fn s_classic() -> String {
+    "classic".into()
+}
+fn s_easy() -> String {
+    "easy".into()
+}
+fn s_best() -> String {
+    "best_fit".into()
+}
+fn s_requeue() -> String {
+    "requeue".into()
+}
+fn s_enforce() -> String {
+    "enforce".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Weights {
+    #[serde(default = "d_age")]
+    pub age: f64,
+    #[serde(default = "d_fs")]
+    pub fairshare: f64,
+    #[serde(default = "d_qos")]
+    pub qos: f64,
+    #[serde(default)]
+    pub job_size: f64,
+    #[serde(default)]
+    pub partition: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights { age: d_age(), fairshare: d_fs(), qos: d_qos(), job_size: 0.0, partition: 0.0 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FairShareMode {
+    Classic,
+    FairTree,
+}
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backfill {
+    None,
+    Easy,
+    Conservative,
+}
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    BestFit,
+    Spread,
+}
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreemptMode {
+    Requeue,
+    Suspend,
+    Cancel,
+}
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuotaMode {
+    Enforce,
+    MaxOnly,
+    Off,
+}
+
+impl PreemptMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            PreemptMode::Requeue => "requeue",
+            PreemptMode::Suspend => "suspend",
+            PreemptMode::Cancel => "cancel",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct RawPolicy {
+    #[serde(default)]
+    pub weights: Weights,
+    #[serde(default = "d_max_age")]
+    pub max_age: f64,
+    #[serde(default)]
+    pub favor_small: bool,
+    #[serde(default = "s_classic")]
+    pub fairshare: String,
+    #[serde(default = "d_half_life")]
+    pub usage_half_life: f64,
+    #[serde(default = "s_easy")]
+    pub backfill: String,
+    #[serde(default = "d_window")]
+    pub bf_window: f64,
+    #[serde(default = "d_res")]
+    pub bf_resolution: f64,
+    #[serde(default = "d_test")]
+    pub bf_max_job_test: i64,
+    #[serde(default = "s_best")]
+    pub placement: String,
+    #[serde(default = "d_true")]
+    pub preemption: bool,
+    #[serde(default = "s_requeue")]
+    pub preempt_mode: String,
+    #[serde(default)]
+    pub strict_team_fifo: bool,
+    #[serde(default = "s_enforce")]
+    pub quota: String,
+}
+
+/// The validated policy the engine runs with.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub w: Weights,
+    pub max_age: f64,
+    pub favor_small: bool,
+    pub fairshare: FairShareMode,
+    pub half_life: f64,
+    pub backfill: Backfill,
+    pub bf_window: f64,
+    pub bf_resolution: f64,
+    pub bf_max_job_test: usize,
+    pub placement: Placement,
+    pub preemption: bool,
+    pub preempt_mode: PreemptMode,
+    pub strict_team_fifo: bool,
+    pub quota: QuotaMode,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy::from_raw(rmp_serde::from_slice(&[0x80]).expect("empty map decodes")).expect("defaults valid")
+    }
+}
+
+fn bad(field: &str, v: &str, allowed: &str) -> String {
+    format!("policy.{field}: unknown value {v:?} (allowed: {allowed})")
+}
+
+impl Policy {
+    pub fn from_msgpack(bytes: &[u8]) -> Result<Policy, String> {
+        let raw: RawPolicy =
+            rmp_serde::from_slice(bytes).map_err(|e| format!("policy does not decode: {e}"))?;
+        Policy::from_raw(raw)
+    }
+
+    pub fn from_raw(r: RawPolicy) -> Result<Policy, String> {
+        let fairshare = match r.fairshare.as_str() {
+            "classic" => FairShareMode::Classic,
+            "fair_tree" => FairShareMode::FairTree,
+            v => return Err(bad("fairshare", v, "classic, fair_tree")),
+        };
+        let backfill = match r.backfill.as_str() {
+            "none" => Backfill::None,
+            "easy" => Backfill::Easy,
+            "conservative" => Backfill::Conservative,
+            v => return Err(bad("backfill", v, "none, easy, conservative")),
+        };
+        let placement = match r.placement.as_str() {
+            "best_fit" => Placement::BestFit,
+            "spread" => Placement::Spread,
+            v => return Err(bad("placement", v, "best_fit, spread")),
+        };
+        let preempt_mode = match r.preempt_mode.as_str() {
+            "requeue" => PreemptMode::Requeue,
+            "suspend" => PreemptMode::Suspend,
+            "cancel" => PreemptMode::Cancel,
+            v => return Err(bad("preempt_mode", v, "requeue, suspend, cancel")),
+        };
+        let quota = match r.quota.as_str() {
+            "enforce" => QuotaMode::Enforce,
+            "max_only" => QuotaMode::MaxOnly,
+            "off" => QuotaMode::Off,
+            v => return Err(bad("quota", v, "enforce, max_only, off")),
+        };
+        let w = &r.weights;
+        for (name, x) in [
+            ("weights.age", w.age),
+            ("weights.fairshare", w.fairshare),
+            ("weights.qos", w.qos),
+            ("weights.job_size", w.job_size),
+            ("weights.partition", w.partition),
+        ] {
+            if !x.is_finite() || x < 0.0 {
+                return Err(format!("policy.{name}: must be a finite number >= 0, not {x}"));
+            }
+        }
+        for (name, x) in [
+            ("max_age", r.max_age),
+            ("usage_half_life", r.usage_half_life),
+            ("bf_window", r.bf_window),
+            ("bf_resolution", r.bf_resolution),
+        ] {
+            if !x.is_finite() || x <= 0.0 {
+                return Err(format!("policy.{name}: must be a finite number > 0, not {x}"));
+            }
+        }
+        if r.bf_max_job_test < 1 {
+            return Err(format!("policy.bf_max_job_test: must be >= 1, not {}", r.bf_max_job_test));
+        }
+        Ok(Policy {
+            w: r.weights,
+            max_age: r.max_age,
+            favor_small: r.favor_small,
+            fairshare,
+            half_life: r.usage_half_life,
+            backfill,
+            bf_window: r.bf_window,
+            bf_resolution: r.bf_resolution,
+            bf_max_job_test: r.bf_max_job_test as usize,
+            placement,
+            preemption: r.preemption,
+            preempt_mode,
+            strict_team_fifo: r.strict_team_fifo,
+            quota,
+        })
+    }
+}

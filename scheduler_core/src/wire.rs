@@ -1,0 +1,259 @@
+//! The lean decode of a snapshot: only the fields the core schedules with,
+//! names borrowed from the msgpack buffer (no per-job String), resources folded
+//! into a fixed vector (cpu, memory, gpu) plus one typed GPU name.
+//! Unknown fields are skipped, so the wire stays compatible with
+//! `collectors/model.py` as it grows.
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use std::fmt;
+use std::marker::PhantomData;
+
+pub const CPU: usize = 0;
+pub const MEM: usize = 1;
+pub const GPU: usize = 2;
+pub type V3 = [f64; 3];
+
+/// A resource map as the core sees it. `bad` keeps the first negative or
+/// non-finite amount so validation can name it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WRes<'a> {
+    pub v: [Option<f64>; 3],
+    pub typed: Option<(&'a str, f64)>,
+    pub bad: Option<(&'a str, f64)>,
+}
+
+impl<'a> WRes<'a> {
+    /// Amounts with absent keys as zero; a typed GPU counts as GPUs.
+    pub fn amounts(&self) -> V3 {
+        let mut a = [self.v[CPU].unwrap_or(0.0), self.v[MEM].unwrap_or(0.0), self.v[GPU].unwrap_or(0.0)];
+        if let Some((_, n)) = self.typed {
+            a[GPU] = a[GPU].max(n);
+        }
+        a
+    }
+    /// Amounts with absent keys as `missing` (e.g. infinity for a limit).
+    pub fn limits(&self, missing: f64) -> V3 {
+        let mut a = [missing; 3];
+        for (d, x) in a.iter_mut().enumerate() {
+            if let Some(v) = self.v[d] {
+                *x = v;
+            }
+        }
+        if let Some((_, n)) = self.typed {
+            a[GPU] = if self.v[GPU].is_some() { a[GPU].max(n) } else { n };
+        }
+        a
+    }
+    pub fn has(&self, d: usize) -> bool {
+        self.v[d].is_some() || (d == GPU && self.typed.is_some())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for WRes<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = WRes<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a map of resource name to amount")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<WRes<'a>, M::Error> {
+                let mut r = WRes::default();
+                while let Some(k) = m.next_key::<&'de str>()? {
+                    let x: f64 = m.next_value()?;
+                    if !x.is_finite() || x < 0.0 {
+                        if r.bad.is_none() {
+                            r.bad = Some((k, x));
+                        }
+                        continue;
+                    }
+                    match k {
+                        "cpu" => r.v[CPU] = Some(x),
+                        "memory" => r.v[MEM] = Some(x),
+                        "gpu" => r.v[GPU] = Some(x),
+                        _ => {
+                            if let Some(t) = k.strip_prefix("gpu:") {
+                                r.typed = Some((t, x));
+                            }
+                        }
+                    }
+                }
+                Ok(r)
+            }
+        }
+        d.deserialize_map(V(PhantomData))
+    }
+}
+
+fn normal<'a>() -> &'a str {
+    "normal"
+}
+fn pending<'a>() -> &'a str {
+    "pending"
+}
+fn one_f() -> f64 {
+    1.0
+}
+fn one_i() -> i64 {
+    1
+}
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WNode<'a> {
+    pub name: &'a str,
+    #[serde(default, borrow)]
+    pub partitions: Vec<&'a str>,
+    #[serde(default)]
+    pub state: Option<&'a str>,
+    #[serde(default, borrow)]
+    pub capacity: Option<WRes<'a>>,
+    #[serde(default, borrow)]
+    pub allocated: Option<WRes<'a>>,
+    #[serde(default)]
+    pub gpu_type: Option<&'a str>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WPartition<'a> {
+    pub name: &'a str,
+    #[serde(default, borrow)]
+    pub nodes: Vec<&'a str>,
+    #[serde(default)]
+    pub priority_job_factor: i64,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct WFairShare {
+    #[serde(default)]
+    pub raw_usage: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WTeam<'a> {
+    pub name: &'a str,
+    #[serde(default)]
+    pub parent: Option<&'a str>,
+    #[serde(default)]
+    pub cohort: Option<&'a str>,
+    #[serde(default, borrow)]
+    pub guarantee: Option<WRes<'a>>,
+    #[serde(default, borrow)]
+    pub max: Option<WRes<'a>>,
+    #[serde(default, borrow)]
+    pub lendable: Option<WRes<'a>>,
+    #[serde(default = "one_f")]
+    pub weight: f64,
+    #[serde(default = "yes")]
+    pub preemptible: bool,
+    #[serde(default)]
+    pub shares: Option<f64>,
+    #[serde(default)]
+    pub fairshare: Option<WFairShare>,
+    #[serde(default, borrow)]
+    pub per_job_limit: Option<WRes<'a>>,
+    #[serde(default, borrow)]
+    pub per_user_limit: Option<WRes<'a>>,
+    #[serde(default)]
+    pub max_wall: Option<f64>,
+    #[serde(default)]
+    pub max_submit_jobs: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WQoS<'a> {
+    pub name: &'a str,
+    #[serde(default)]
+    pub priority: i64,
+    #[serde(default, borrow)]
+    pub preempts: Vec<&'a str>,
+    #[serde(default)]
+    pub preempt_mode: Option<&'a str>,
+    #[serde(default)]
+    pub max_wall: Option<f64>,
+    #[serde(default, borrow)]
+    pub max_tres_per_user: Option<WRes<'a>>,
+    #[serde(default, borrow)]
+    pub max_tres_per_job: Option<WRes<'a>>,
+    #[serde(default)]
+    pub max_submit_jobs_per_user: Option<i64>,
+    #[serde(default)]
+    pub max_jobs_per_user: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WJob<'a> {
+    pub id: &'a str,
+    #[serde(default)]
+    pub user: &'a str,
+    #[serde(default)]
+    pub team: &'a str,
+    #[serde(default = "normal")]
+    pub qos: &'a str,
+    #[serde(default)]
+    pub partition: Option<&'a str>,
+    #[serde(default = "pending")]
+    pub state: &'a str,
+    #[serde(default, borrow)]
+    pub request: Option<WRes<'a>>,
+    #[serde(default = "one_i")]
+    pub nodes_requested: i64,
+    #[serde(default)]
+    pub time_limit: Option<f64>,
+    #[serde(default)]
+    pub submit_time: f64,
+    #[serde(default)]
+    pub eligible_time: Option<f64>,
+    #[serde(default)]
+    pub start_time: Option<f64>,
+    #[serde(default, borrow)]
+    pub nodes: Vec<&'a str>,
+    #[serde(default)]
+    pub qos_class: Option<&'a str>,
+    #[serde(default)]
+    pub gang: Option<&'a str>,
+    /// Actual run time; only simulation inputs carry it.
+    #[serde(default)]
+    pub duration: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct WSnapshot<'a> {
+    #[serde(default)]
+    pub taken_at: f64,
+    #[serde(default, borrow)]
+    pub nodes: Vec<WNode<'a>>,
+    #[serde(default, borrow)]
+    pub partitions: Vec<WPartition<'a>>,
+    #[serde(default, borrow)]
+    pub teams: Vec<WTeam<'a>>,
+    #[serde(default, borrow)]
+    pub qos: Vec<WQoS<'a>>,
+    #[serde(default, borrow)]
+    pub jobs: Vec<WJob<'a>>,
+}
+
+/// Input of `simulate`: a cluster (its running and pending jobs included) and
+/// the jobs that arrive later, each with submit_time and duration.
+#[derive(Debug, Deserialize)]
+pub struct WSimInput<'a> {
+    #[serde(default, borrow)]
+    pub cluster: WSnapshot<'a>,
+    #[serde(default, borrow)]
+    pub jobs: Vec<WJob<'a>>,
+    #[serde(default)]
+    pub start: Option<f64>,
+    #[serde(default)]
+    pub until: Option<f64>,
+}
+
+pub fn decode_snapshot(bytes: &[u8]) -> Result<WSnapshot<'_>, String> {
+    rmp_serde::from_slice(bytes).map_err(|e| format!("snapshot does not decode: {e}"))
+}
+
+pub fn decode_sim_input(bytes: &[u8]) -> Result<WSimInput<'_>, String> {
+    rmp_serde::from_slice(bytes).map_err(|e| format!("simulation input does not decode: {e}"))
+}

@@ -1,0 +1,1 @@
+"""A pure-Python reference of the scheduling core, for tests and benchmarks only."""

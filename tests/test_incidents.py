@@ -1,0 +1,130 @@
+"""Each detector on a small made-up snapshot sequence: it fires at the right
+moment, closes when the condition ends, and no other detector fires."""
+
+from __future__ import annotations
+
+from collectors.model import PENDING, RUNNING, Job, Node, Snapshot, Team
+from quotatop.incidents import IncidentConfig, detect_incidents
+from quotatop.incidents.config import QueueStormConfig
+
+
+def nodes(n: int, used: list[float] | None = None) -> list[Node]:
+    used = used or [0.0] * n
+    return [Node(name=f"n{i}", capacity={"gpu": 8.0}, allocated={"gpu": used[i]})
+            for i in range(n)]
+
+
+def teams(*names: str) -> list[Team]:
+    return [Team(name=t, max={"gpu": 8.0}) for t in names]  # 8 each, ≤ 16 GPUs below
+
+
+def snap(t: float, jobs: list[Job], used: list[float] | None = None,
+         team_list: list[Team] | None = None) -> Snapshot:
+    return Snapshot(taken_at=t, nodes=nodes(2, used), teams=team_list or teams("a", "b"),
+                    jobs=jobs)
+
+
+def kinds(incidents) -> list[str]:
+    return [i.kind for i in incidents]
+
+
+def test_quiet_cluster_has_no_incidents() -> None:
+    seq = [snap(t, [Job(id="1", team="a", state=RUNNING, request={"gpu": 4.0},
+                        submit_time=0, start_time=0)], used=[4, 0]) for t in range(0, 600, 60)]
+    assert detect_incidents(seq) == []
+
+
+def test_queue_storm_opens_on_the_flood_and_closes_when_drained() -> None:
+    cfg = IncidentConfig(queue_storm=QueueStormConfig(min_jobs=100, window=300))
+    seq = []
+    b_job = Job(id="b1", team="b", request={"gpu": 16.0}, submit_time=0.0)
+    for k in range(10):
+        t = 60.0 * k
+        jobs = [b_job]
+        if 3 <= k <= 5:  # team a floods 150 pending jobs at t=180, drained by t=360
+            jobs += [Job(id=f"a{i}", team="a", request={"gpu": 1.0}, submit_time=180.0)
+                     for i in range(150)]
+        seq.append(snap(t, jobs, used=[8, 8]))
+    incs = detect_incidents(seq, cfg)
+    assert kinds(incs) == ["queue_storm"]
+    storm = incs[0]
+    assert (storm.opened_at, storm.closed_at) == (180.0, 360.0)
+    assert storm.teams[0] == "a" and "b" in storm.teams  # b's wait grew behind it
+    assert "MaxSubmitJobs=" in (storm.suggestion or "")
+
+
+def test_starvation_names_the_job_and_the_aging_that_rescues_it() -> None:
+    seq = []
+    for k in range(8):
+        t = 7200.0 + 600 * k
+        jobs = [Job(id="old", team="a", request={"gpu": 8.0}, submit_time=0.0, priority=100.0)]
+        for i in range(k):  # each 10 min a fresh, higher-priority job of b starts at once
+            jobs.append(Job(id=f"b{i}", team="b", request={"gpu": 1.0}, state=RUNNING,
+                            submit_time=7200.0 + 600 * i, start_time=7200.0 + 600 * i + 1,
+                            priority=None))
+        seq.append(snap(t, jobs, used=[min(k, 8), 0]))
+    # b's jobs started pending → running between frames: feed their pending form first.
+    expanded = []
+    for s in seq:
+        k = len(s.jobs) - 1
+        if k:
+            pend = Job(id=f"b{k - 1}", team="b", request={"gpu": 1.0},
+                       submit_time=s.taken_at - 600 + 1, priority=500.0)
+            expanded.append(Snapshot(taken_at=s.taken_at - 300, nodes=s.nodes, teams=s.teams,
+                                     jobs=[*s.jobs[:-1], pend]))
+        expanded.append(s)
+    incs = detect_incidents(expanded)
+    assert kinds(incs) == ["starvation"]
+    inc = incs[0]
+    assert inc.jobs[0] == "old" and inc.teams == ["a", "b"]
+    assert inc.opened_at == 7800.0  # the first frame after a newer job started past it
+    assert inc.closed_at is None
+    assert inc.details["age_priority_per_hour_needed"] > 0
+    assert "priority points per hour" in (inc.suggestion or "")
+
+
+def test_overcommit_500_granted_on_300_gpus() -> None:
+    over = [Team(name=n, guarantee={"gpu": g}) for n, g in (("a", 300), ("b", 150), ("c", 50))]
+    fair = [Team(name=n, guarantee={"gpu": g}) for n, g in (("a", 150), ("b", 100), ("c", 50))]
+    gpu_nodes = [Node(name=f"n{i}", capacity={"gpu": 8.0}) for i in range(37)] + [
+        Node(name="n37", capacity={"gpu": 4.0})]  # 300 GPUs
+    seq = [Snapshot(taken_at=t, nodes=gpu_nodes, teams=ts)
+           for t, ts in ((0, fair), (10, over), (20, over), (30, fair))]
+    incs = detect_incidents(seq)
+    assert kinds(incs) == ["overcommit"]
+    inc = incs[0]
+    assert (inc.opened_at, inc.closed_at) == (10, 30)
+    assert inc.details["ratio"] == 500 / 300 and inc.details["basis"] == "guarantee"
+    assert inc.teams == ["a", "b", "c"] and inc.severity == "critical"
+
+
+def test_fragmentation_7_plus_7_free_on_8_gpu_nodes() -> None:
+    small = Job(id="s1", team="a", state=RUNNING, request={"gpu": 1.0}, submit_time=0,
+                start_time=0)
+    small2 = Job(id="s2", team="a", state=RUNNING, request={"gpu": 1.0}, submit_time=0,
+                 start_time=0)
+    wants8 = Job(id="big", team="b", request={"gpu": 8.0}, submit_time=5)
+    seq = [snap(0, [small, small2], used=[1, 1]),
+           snap(10, [small, small2, wants8], used=[1, 1]),
+           snap(20, [small, small2, wants8], used=[1, 1]),
+           snap(30, [small, wants8], used=[1, 0])]  # s2 ends: n1 is whole again
+    incs = detect_incidents(seq)
+    assert kinds(incs) == ["fragmentation"]
+    inc = incs[0]
+    assert (inc.opened_at, inc.closed_at) == (10, 30)
+    assert inc.jobs == ["big"] and inc.teams == ["b"]
+    assert inc.details["free"] == 14 and inc.details["largest_hole"] == 7
+
+
+def test_partial_gang_is_a_deadlock() -> None:
+    def gang(state: str, i: int) -> Job:
+        return Job(id=f"g{i}", team="a", gang="ring", request={"gpu": 8.0}, state=state,
+                   submit_time=0, start_time=0 if state == RUNNING else None)
+
+    seq = [snap(0, [gang(RUNNING, 0), gang(PENDING, 1)], used=[8, 0]),
+           snap(10, [gang(RUNNING, 0), gang(PENDING, 1)], used=[8, 8]),
+           snap(20, [gang(RUNNING, 0), gang(RUNNING, 1)], used=[8, 8])]
+    incs = detect_incidents(seq)
+    assert kinds(incs) == ["deadlock"]
+    assert (incs[0].opened_at, incs[0].closed_at) == (0, 20)
+    assert incs[0].jobs == ["g0", "g1"]

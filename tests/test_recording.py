@@ -1,0 +1,393 @@
+"""The recording format: round trip, deltas, columns, dictionaries, keyframe chains,
+retention, v1 files, damage, kill -9."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+import pytest
+import zstandard
+
+from collectors.model import RUNNING, Job, Node, PriorityFactors, Snapshot, Team, to_msgpack
+from collectors.recording import (
+    FORMAT_VERSION,
+    TRAIN_AFTER,
+    Recorder,
+    Recording,
+    RecordingError,
+    _delta_decoder,
+    _encoder,
+    apply_delta,
+    make_delta,
+    parse_duration,
+    purge_file,
+)
+from quotatop.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def evolving(n: int, t0: float = 1_000.0, step: float = 2.0) -> list[Snapshot]:
+    """Made-up frames: jobs arrive, start, finish; a node fills; order changes once."""
+    out = []
+    jobs: dict[str, Job] = {}
+    for i in range(n):
+        t = t0 + i * step
+        jobs[f"j{i}"] = Job(id=f"j{i}", team=("a", "b")[i % 2], request={"gpu": 1.0},
+                            submit_time=t)
+        if i >= 2:
+            jobs[f"j{i - 2}"] = Job(id=f"j{i - 2}", team=jobs[f"j{i - 2}"].team,
+                                    request={"gpu": 1.0}, submit_time=t - 4,
+                                    state=RUNNING, start_time=t, nodes=["n1"])
+        if i >= 5:
+            jobs.pop(f"j{i - 5}", None)
+        listed = list(jobs.values())
+        if i == n // 2:
+            listed.reverse()  # a source that re-sorts its output
+        used = float(sum(1 for j in listed if j.state == RUNNING))
+        out.append(Snapshot(
+            cluster="made-up", source="test", taken_at=t,
+            nodes=[Node(name="n1", capacity={"gpu": 8.0}, allocated={"gpu": used})],
+            teams=[Team(name="a", max={"gpu": 4.0}), Team(name="b", usage={"gpu": used})],
+            jobs=listed, meta={"i": str(i)}))
+    return out
+
+
+def write(path: Path, snaps: list[Snapshot], **kw) -> None:
+    with Recorder(path, cluster="made-up", source="test", **kw) as rec:
+        for s in snaps:
+            rec.append(s)
+
+
+def test_round_trip_every_frame_and_in_any_order(tmp_path: Path) -> None:
+    snaps = evolving(40)
+    path = tmp_path / "r.qtrec"
+    write(path, snaps, keyframe_every=7)
+    with Recording(path) as rec:
+        assert len(rec) == 40
+        assert rec.meta["cluster"] == "made-up" and rec.meta["source"] == "test"
+        assert rec.meta["schema_version"] == str(FORMAT_VERSION)
+        assert list(rec) == snaps
+        for i in (39, 0, 13, 14, 6, 7, 20, 19):  # backwards, across keyframes, forwards
+            assert rec.frame(i) == snaps[i]
+
+
+def test_deltas_are_smaller_than_keyframes(tmp_path: Path) -> None:
+    path = tmp_path / "r.qtrec"
+    write(path, evolving(30), keyframe_every=100)
+    rows = sqlite3.connect(path).execute("SELECT kind, length(blob) FROM frames").fetchall()
+    assert [k for k, _ in rows] == [0] + [1] * 29
+    key = rows[0][1]
+    assert max(size for kind, size in rows[1:] if kind == 1) < key
+
+
+def test_appending_to_an_existing_recording_starts_with_a_keyframe(tmp_path: Path) -> None:
+    snaps = evolving(12)
+    path = tmp_path / "r.qtrec"
+    write(path, snaps[:5])
+    write(path, snaps[5:])
+    with Recording(path) as rec:
+        assert list(rec) == snaps
+    kinds = [k for (k,) in sqlite3.connect(path).execute("SELECT kind FROM frames")]
+    assert kinds[5] == 0 and kinds[6] == 1
+
+
+def test_index_at_time_is_the_frame_at_or_before(tmp_path: Path) -> None:
+    path = tmp_path / "r.qtrec"
+    write(path, evolving(10))  # t = 1000, 1002, ...
+    with Recording(path) as rec:
+        assert rec.index_at(1003.9) == 1
+        assert rec.index_at(1004.0) == 2
+        assert rec.index_at(0) == 0
+        assert rec.index_at(1e12) == 9
+
+
+def test_retention_purges_old_groups_only(tmp_path: Path) -> None:
+    path = tmp_path / "r.qtrec"
+    snaps = evolving(50)  # 1000 .. 1098
+    write(path, snaps, keyframe_every=10)
+    deleted = purge_file(path, parse_duration("30s"))  # keep t >= 1068 → group from 1060
+    assert deleted == 30
+    with Recording(path) as rec:
+        assert rec.times[0] == 1060.0
+        assert list(rec) == snaps[30:]
+
+
+def test_recorder_retention_applies_while_recording(tmp_path: Path) -> None:
+    path = tmp_path / "r.qtrec"
+    snaps = evolving(120, step=60.0)
+    write(path, snaps, keyframe_every=10, retention=parse_duration("1h"))
+    with Recording(path) as rec:
+        assert len(rec) < 120
+        assert rec.frame(-1) == snaps[-1]
+        assert rec.frame(0) == snaps[120 - len(rec)]
+
+
+@pytest.mark.parametrize("text,seconds", [("72h", 259200.0), ("30m", 1800.0), ("2d", 172800.0),
+                                          ("90", 90.0)])
+def test_parse_duration(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "h", "-3h", "0", "3w"])
+def test_parse_duration_rejects(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_duration(text)
+
+
+def _replay_json(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    rc = main(["replay", str(path), "--json"])
+    return rc, capsys.readouterr().err
+
+
+def test_foreign_files_get_one_line_and_exit_2(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("hello, not a database\n" * 100)
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)")
+    for path, words in ((text, "not a quotatop recording"),
+                        (other, "not a quotatop recording"),
+                        (tmp_path / "missing.qtrec", "no such recording")):
+        rc, err = _replay_json(path, capsys)
+        assert rc == 2
+        assert err.count("\n") == 1 and words in err and "Traceback" not in err
+
+
+def test_newer_schema_is_a_clear_message(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.qtrec"
+    write(path, evolving(3))
+    con = sqlite3.connect(path)
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                (str(FORMAT_VERSION + 1),))
+    con.commit()
+    con.close()
+    rc, err = _replay_json(path, capsys)
+    assert rc == 2
+    assert f"schema v{FORMAT_VERSION + 1} is newer" in err and "upgrade quotatop" in err
+    assert err.count("\n") == 1
+
+
+def test_truncated_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.qtrec"
+    write(path, evolving(60), keyframe_every=20)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    rc, err = _replay_json(path, capsys)
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_corrupt_frame_blob_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.qtrec"
+    write(path, evolving(5))
+    con = sqlite3.connect(path)
+    con.execute("UPDATE frames SET blob = x'28b52ffd00deadbeef' WHERE seq = 5")
+    con.commit()
+    con.close()
+    with pytest.raises(RecordingError, match="damaged frame 5"):
+        Recording(path)
+    rc, err = _replay_json(path, capsys)
+    assert rc == 2 and "damaged frame 5" in err and err.count("\n") == 1
+
+
+_WRITER = """
+import sys
+sys.path.insert(0, {root!r})
+from collectors.model import Job, Snapshot
+from collectors.recording import Recorder
+rec = Recorder(sys.argv[1], keyframe_every=25).start()
+i = 0
+while True:
+    jobs = [Job(id=str(k), team="t", submit_time=float(k), name="x" * 2000)
+            for k in range(i, i + 300)]
+    seq = rec.append(Snapshot(taken_at=float(i), jobs=jobs))
+    print(seq, flush=True)
+    i += 1
+"""
+
+
+def test_kill_9_mid_write_loses_at_most_the_last_frame(tmp_path: Path) -> None:
+    path = tmp_path / "killed.qtrec"
+    script = tmp_path / "writer.py"
+    script.write_text(_WRITER.format(root=str(Path(__file__).resolve().parent.parent)))
+    proc = subprocess.Popen([sys.executable, str(script), str(path)], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None
+    committed = 0
+    deadline = time.monotonic() + 60
+    while committed < 60 and time.monotonic() < deadline:
+        committed = int(proc.stdout.readline())
+    time.sleep(0.05)  # land the kill somewhere inside a later write
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    committed = max([committed, *[int(x) for x in proc.stdout.read().split()]])
+    proc.stdout.close()
+    assert committed >= 60
+    with Recording(path) as rec:
+        assert len(rec) >= committed  # every frame reported committed is there
+        last = rec.frame(-1)
+        assert last.taken_at == float(len(rec) - 1)
+        assert len(last.jobs) == 300
+        assert all(rec.frame(i).taken_at == float(i) for i in range(0, len(rec), 7))
+
+
+def test_record_command_records_the_demo(tmp_path: Path) -> None:
+    out = tmp_path / "demo.qtrec"
+    rc = main(["record", "--source", "demo", "--out", str(out), "--interval", "0.01",
+               "--frames", "12"])
+    assert rc == 0
+    with Recording(out) as rec:
+        assert len(rec) == 12
+        assert rec.meta["source"] == "demo"
+        steps = [int(rec.frame(i).meta["step"]) for i in range(12)]
+        total = int(rec.frame(0).meta["steps"])  # the demo loops after its last step
+        assert steps == [i % total + 1 for i in range(12)]
+
+
+def test_record_refuses_a_bad_retention(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["record", "--source", "demo", "--out", str(tmp_path / "x"), "--retention", "soon"])
+    assert rc == 2 and "--retention" in capsys.readouterr().err
+
+
+def test_record_daemon_writes_pidfile_and_stops_on_sigterm(tmp_path: Path) -> None:
+    out, pidfile = tmp_path / "d.qtrec", tmp_path / "rec.pid"
+    rc = subprocess.run([sys.executable, "-m", "quotatop", "record", "--source", "demo",
+                         "--out", str(out), "--interval", "0.05", "--daemon",
+                         "--pidfile", str(pidfile)], cwd=ROOT, timeout=30).returncode
+    assert rc == 0
+    deadline = time.monotonic() + 20
+    while not pidfile.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pid = int(pidfile.read_text())
+    try:
+        while time.monotonic() < deadline:
+            try:
+                with Recording(out) as rec:
+                    if len(rec) >= 3:
+                        break
+            except RecordingError:
+                pass
+            time.sleep(0.05)
+    finally:
+        os.kill(pid, signal.SIGTERM)
+    while pidfile.exists() and time.monotonic() < deadline + 10:
+        time.sleep(0.05)
+    assert not pidfile.exists()  # removed by the daemon on its way out
+    with Recording(out) as rec:
+        assert len(rec) >= 3
+
+
+def _busy(n: int, jobs: int = 120) -> list[Snapshot]:
+    """Made-up frames with enough jobs to train a dictionary on: one arrives and one
+    leaves each frame, and every 10th frame every pending job's priority rises by a
+    whole number (a Slurm PriorityCalcPeriod)."""
+    out, live, nid = [], {}, 0
+    for i in range(n):
+        while len(live) < jobs:
+            live[str(nid)] = Job(id=str(nid), team=("a", "b", "c")[nid % 3], user=f"u{nid % 7}",
+                                 request={"gpu": float(1 + nid % 4)}, submit_time=float(nid),
+                                 priority=float(1000 + nid * 37 % 500),
+                                 factors=PriorityFactors(age=float(nid % 50), fairshare=300.0))
+            nid += 1
+        live.pop(next(iter(live)))
+        if i % 10 == 9:
+            for k, j in live.items():
+                assert j.factors is not None
+                live[k] = msgspec.structs.replace(
+                    j, priority=(j.priority or 0.0) + 3 + int(k) % 5,
+                    factors=msgspec.structs.replace(j.factors, age=j.factors.age + 3))
+        out.append(Snapshot(cluster="made-up", source="test", taken_at=1000.0 + 2 * i,
+                            jobs=list(live.values())))
+    return out
+
+
+def test_keyframes_chain_and_deltas_switch_to_a_trained_dictionary(tmp_path: Path) -> None:
+    snaps = _busy(TRAIN_AFTER + 40)
+    path = tmp_path / "r.qtrec"
+    write(path, snaps, keyframe_every=10, keyframe_chain=3)
+    con = sqlite3.connect(path)
+    rows = con.execute("SELECT seq, kind, ref FROM frames ORDER BY seq").fetchall()
+    dict_ids = [i for (i,) in con.execute("SELECT id FROM dicts")]
+    con.close()
+    keys = [(seq, ref) for seq, kind, ref in rows if kind == 0]
+    # Roots every 3 keyframes; the others compressed against the keyframe before.
+    assert [ref == 0 for _, ref in keys] == [i % 3 == 0 for i in range(len(keys))]
+    assert all(ref == keys[i - 1][0] for i, (_, ref) in enumerate(keys) if ref)
+    delta_refs = [ref for _, kind, ref in rows if kind == 1]
+    assert dict_ids and set(delta_refs) == {0, dict_ids[0]}
+    assert delta_refs.index(dict_ids[0]) >= TRAIN_AFTER - 1  # trained on the first ones
+    with Recording(path) as rec:
+        assert list(rec) == snaps
+        for i in (len(snaps) - 1, 0, 55, 31, 70):
+            rec.forget()
+            assert rec.frame(i) == snaps[i]
+
+
+def test_priority_recalculation_is_stored_as_columns() -> None:
+    snaps = _busy(10)
+    before, after = snaps[8], snaps[9]  # frame 9 raises every priority
+    delta = make_delta(before, after)
+    assert {c.field for c in delta.columns} == {"priority", "factors.age"}
+    assert not delta.jobs_changed
+    assert apply_delta(before, _delta_decoder.decode(_encoder.encode(delta))) == after
+    # Fractional or few changes stay patches; a job that also started keeps both right.
+    first = after.jobs[0]
+    odd = msgspec.structs.replace(after, jobs=[
+        msgspec.structs.replace(first, priority=(first.priority or 0) + 0.25, state=RUNNING),
+        *after.jobs[1:]])
+    delta = make_delta(before, odd)
+    assert [names for names, _ in delta.jobs_changed] == [["state", "priority"]]
+    assert apply_delta(before, _delta_decoder.decode(_encoder.encode(delta))) == odd
+
+
+def test_retention_recompresses_a_kept_chained_keyframe_alone(tmp_path: Path) -> None:
+    path = tmp_path / "r.qtrec"
+    snaps = _busy(50)
+    write(path, snaps, keyframe_every=10, keyframe_chain=5)
+    assert purge_file(path, 2 * 15) == 30  # cut inside the 4th group of one chain
+    con = sqlite3.connect(path)
+    first = con.execute("SELECT kind, ref FROM frames ORDER BY seq LIMIT 1").fetchone()
+    con.close()
+    assert first == (0, 0)
+    with Recording(path) as rec:
+        assert list(rec) == snaps[30:]
+
+
+def test_reads_a_v1_recording(tmp_path: Path) -> None:
+    """v1: no ref column, no dicts table; deltas against the keyframe's bytes."""
+    snaps = evolving(6)
+    path = tmp_path / "v1.qtrec"
+    con = sqlite3.connect(path)
+    con.executescript("""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE frames (seq INTEGER PRIMARY KEY, t REAL NOT NULL, kind INTEGER NOT NULL,
+                             key_seq INTEGER NOT NULL, blob BLOB NOT NULL);
+        CREATE INDEX frames_t ON frames (t);
+    """)
+    con.executemany("INSERT INTO meta VALUES (?, ?)", [
+        ("format", "quotatop-recording"), ("schema_version", "1"), ("cluster", "made-up")])
+    key = to_msgpack(snaps[0])
+    raw = zstandard.ZstdCompressionDict(key, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
+    cctx = zstandard.ZstdCompressor(level=3, dict_data=raw, write_content_size=True)
+    con.execute("INSERT INTO frames VALUES (1, ?, 0, 1, ?)",
+                (snaps[0].taken_at, zstandard.ZstdCompressor().compress(key)))
+    for i in range(1, 6):
+        delta = make_delta(snaps[i - 1], snaps[i])
+        assert not delta.columns
+        con.execute("INSERT INTO frames VALUES (?, ?, 1, 1, ?)",
+                    (i + 1, snaps[i].taken_at, cctx.compress(_encoder.encode(delta))))
+    con.commit()
+    con.close()
+    with Recording(path) as rec:
+        assert rec.meta["schema_version"] == "1"
+        assert list(rec) == snaps
+    with pytest.raises(RecordingError, match="cannot append to a v1 recording"):
+        Recorder(path).start()

@@ -1,0 +1,217 @@
+"""squeue/sinfo/sacct --json of both schema generations, decoded with msgspec."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from collectors.slurm.errors import ParseError
+from collectors.slurm.json_decode import decode_sacct, decode_sinfo, decode_squeue
+
+FIX = Path(__file__).resolve().parent / "fixtures" / "slurm"
+V2205 = FIX / "22.05"
+NEWER = sorted((FIX / "23.02+").glob("*/*.json"))
+
+
+def _read(name: str) -> bytes:
+    return (V2205 / name).read_bytes()
+
+
+def test_squeue_2205_matches_the_raw_document() -> None:
+    raw = json.loads(_read("squeue.json"))
+    jobs, info = decode_squeue(_read("squeue.json"))
+    assert info.version == 38 and info.release == "22.05.8" and not info.warnings
+    assert [j.id for j in jobs] == [str(r["job_id"]) for r in raw["jobs"]]
+    for job, r in zip(jobs, raw["jobs"], strict=True):
+        assert job.user == r["user_name"] and job.team == r["account"] and job.qos == r["qos"]
+        assert job.state == r["job_state"].lower() or (r["job_state"], job.state) in {
+            ("COMPLETED", "completed"),
+            ("FAILED", "failed"),
+        }
+        assert job.reason == (None if r["state_reason"] == "None" else r["state_reason"])
+        assert job.time_limit == r["time_limit"] * 60
+        if r["job_state"] == "PENDING":
+            assert job.estimated_start == (r["start_time"] or None)
+            assert job.nodes == []
+        else:
+            assert job.start_time == r["start_time"]
+    by_id = {j.id: j for j in jobs}
+    assert by_id["13"].request == {"cpu": 8, "memory": 65536, "gpu": 8, "gpu:h100": 8}
+    assert by_id["15"].dependency == "afterok:10(unfulfilled)"
+    assert by_id["15"].estimated_start is None
+    assert (by_id["17"].array_parent, by_id["17"].array_task) == ("17", "4-7%2")
+    assert (by_id["19"].array_parent, by_id["19"].array_task) == ("17", "2")
+    assert by_id["16"].eligible_time == by_id["16"].estimated_start  # --begin
+    assert by_id["18"].nodes == ["gpu07"]
+
+
+def test_sinfo_2205_nodes() -> None:
+    nodes, info, exact = decode_sinfo(_read("sinfo.json"))
+    assert exact and info.version == 38
+    assert [n.name for n in nodes] == [f"gpu{i:02d}" for i in range(1, 9)]
+    for n in nodes:
+        gtype = "h100" if n.name <= "gpu04" else "a100"
+        assert n.gpu_type == gtype
+        assert n.capacity == {"cpu": 64, "memory": 1_000_000, "gpu": 8, f"gpu:{gtype}": 8}
+        assert n.partitions == ["gpu", "interactive"]
+        assert n.gpus_used_indices == list(range(8))
+        assert n.state == "mixed"
+    assert nodes[7].allocated["cpu"] == 12  # the two array tasks share gpu08
+
+
+def test_sacct_2205_history_with_preempted_run() -> None:
+    jobs, info = decode_sacct(_read("sacct.json"))
+    assert info.version == 38
+    states = {(j.id, j.state) for j in jobs}
+    assert ("1", "completed") in states and ("2", "failed") in states
+    assert ("3", "preempted") in states
+    pre = next(j for j in jobs if j.state == "preempted")
+    assert pre.nodes == ["gpu07"] and pre.request["gpu:a100"] == 8
+
+
+@pytest.mark.skipif(not NEWER, reason="no 23.02+ fixture yet")
+@pytest.mark.parametrize("path", NEWER, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_newer_schema_fixtures(path: Path) -> None:
+    raw = json.loads(path.read_bytes())
+    want = int(raw["meta"]["plugin"]["data_parser"].rsplit(".", 1)[1])
+    if "jobs" in raw and "job_state" in (raw["jobs"] or [{}])[0]:
+        jobs, info = decode_squeue(path.read_bytes())
+        assert info.version == want
+        for job, r in zip(jobs, raw["jobs"], strict=True):
+            assert job.id == str(r["job_id"])
+            assert job.priority == r["priority"]["number"]
+            lim = r["time_limit"]
+            assert job.time_limit == (
+                lim["number"] * 60 if lim["set"] and not lim["infinite"] else None
+            )
+            assert job.state == {"PENDING": "pending", "RUNNING": "running"}.get(
+                r["job_state"][0], job.state
+            )
+    elif "nodes" in raw:
+        nodes, info, exact = decode_sinfo(path.read_bytes())
+        assert exact and [n.name for n in nodes] == [r["name"] for r in raw["nodes"]]
+
+
+def _wrapped(n: object) -> dict[str, object]:
+    return {"set": n is not None, "infinite": False, "number": n or 0}
+
+
+def _as_v40(doc: dict) -> bytes:
+    """The 22.05 jobs re-expressed in the 23.02+ shape (wrapped numbers, state lists)."""
+    out = {
+        "meta": {
+            "plugin": {"type": "", "data_parser": "data_parser/v0.0.40"},
+            "slurm": {
+                "version": {"major": "23", "minor": "11", "micro": "1"},
+                "release": "23.11.1",
+            },
+        },
+        "errors": [],
+        "warnings": [],
+        "jobs": [],
+    }
+    for r in doc["jobs"]:
+        r = dict(r)
+        for k in (
+            "priority",
+            "time_limit",
+            "submit_time",
+            "start_time",
+            "end_time",
+            "eligible_time",
+            "node_count",
+            "array_job_id",
+            "array_task_id",
+            "array_max_tasks",
+            "cpus",
+        ):
+            r[k] = _wrapped(r.get(k))
+        r["job_state"] = [r["job_state"]]
+        out["jobs"].append(r)
+    return json.dumps(out).encode()
+
+
+def test_both_generations_decode_to_the_same_jobs() -> None:
+    old, _ = decode_squeue(_read("squeue.json"))
+    new, info = decode_squeue(_as_v40(json.loads(_read("squeue.json"))))
+    assert info.version == 40
+    assert new == old
+
+
+def test_unknown_newer_schema_reads_as_closest_with_warning() -> None:
+    doc = json.loads(_as_v40(json.loads(_read("squeue.json"))))
+    doc["meta"]["plugin"]["data_parser"] = "data_parser/v0.0.45"
+    jobs, info = decode_squeue(json.dumps(doc).encode())
+    assert info.version == 42 and len(jobs) == 21
+    assert info.warnings == [
+        "squeue: schema v0.0.45 unknown; read as v0.0.42 (fields may be missing)"
+    ]
+
+
+def test_unknown_fields_are_ignored() -> None:
+    doc = json.loads(_read("squeue.json"))
+    doc["brand_new"] = {"x": [1, 2]}
+    for j in doc["jobs"]:
+        j["future_field"] = {"nested": True}
+    jobs, _ = decode_squeue(json.dumps(doc).encode())
+    assert len(jobs) == 21
+
+
+def test_sinfo_grouped_rows_of_2302() -> None:
+    doc = {
+        "meta": {"plugin": {"data_parser": "data_parser/v0.0.39"}},
+        "sinfo": [
+            {
+                "nodes": {"nodes": ["gpu01", "gpu02"], "total": 2},
+                "node": {"state": ["MIXED"]},
+                "cpus": {"allocated": 16, "total": 64},
+                "memory": {"maximum": 1000000},
+                "partition": {"name": "gpu"},
+                "gres": {"total": "gpu:h100:8", "used": ""},
+            },
+            {
+                "nodes": {"nodes": ["gpu01", "gpu02"]},
+                "node": {"state": ["MIXED"]},
+                "partition": {"name": "interactive"},
+                "gres": {"total": "gpu:h100:8"},
+            },
+        ],
+    }
+    nodes, info, exact = decode_sinfo(json.dumps(doc).encode())
+    assert not exact and info.version == 39
+    assert [(n.name, n.partitions) for n in nodes] == [
+        ("gpu01", ["gpu", "interactive"]),
+        ("gpu02", ["gpu", "interactive"]),
+    ]
+    assert nodes[0].capacity == {"cpu": 64, "memory": 1000000, "gpu": 8, "gpu:h100": 8}
+
+
+@pytest.mark.parametrize("cut", [0, 1, 100, 5000, -3])
+def test_truncated_json_is_a_parse_error(cut: int) -> None:
+    data = _read("squeue.json")
+    with pytest.raises(ParseError) as info:
+        decode_squeue(data[:cut])
+    assert "\n" not in str(info.value)
+
+
+def test_missing_meta_is_a_parse_error() -> None:
+    with pytest.raises(ParseError, match="meta"):
+        decode_squeue(b'{"jobs": []}')
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_mutated_json_never_crashes(data: st.DataObject) -> None:
+    raw = bytearray(_read(data.draw(st.sampled_from(["squeue.json", "sinfo.json", "sacct.json"]))))
+    for _ in range(data.draw(st.integers(1, 5))):
+        at = data.draw(st.integers(0, len(raw) - 1))
+        raw[at : at + data.draw(st.integers(0, 8))] = data.draw(st.binary(max_size=8))
+    for decode in (decode_squeue, decode_sinfo, decode_sacct):
+        try:
+            decode(bytes(raw))
+        except ParseError as exc:
+            assert "\n" not in str(exc)

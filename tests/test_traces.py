@@ -1,0 +1,117 @@
+"""Trace importers and `simulate --format`, on small made-up files written here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from collectors.recording import Recording
+from collectors.traces.gpu_csv import load_gpu_csv
+from collectors.traces.model import TraceError
+from collectors.traces.swf import load_swf
+from quotatop.cli import main
+from quotatop.trace_simulate import fifo_reference, metrics
+
+# Made up for these tests, in the SWF layout; not from any real system.
+SWF = """; Version: 2.2
+; Note: made-up test trace
+; MaxNodes: 4
+; MaxProcs: 8
+1 0 0 100 4 -1 -1 4 200 -1 1 1 10 -1 1 -1 -1 -1
+2 10 90 100 4 -1 -1 -1 200 -1 1 2 10 -1 1 -1 -1 -1
+3 20 180 50 8 -1 -1 8 100 -1 0 3 -1 -1 1 -1 -1 -1
+this line is malformed
+4 30 -1 -1 2 -1 -1 2 100 -1 5 1 11 -1 1 -1 -1 -1
+5 40 x 10 1 -1 -1 1 100 -1 1 1 11 -1 1 -1 -1 -1
+"""
+
+CSV = """job_id,vc,gpu_num,submitted_time,start_time,end_time,status
+a1,vc1,8,2020-01-01 00:00:00,2020-01-01 00:00:00,2020-01-01 01:00:00,Pass
+a2,vc2,8,2020-01-01 00:10:00,2020-01-01 01:00:00,2020-01-01 01:30:00,Failed
+a3,vc1,4,2020-01-01 00:20:00,2020-01-01 01:30:00,2020-01-01 01:40:00,Killed
+bad,vc1,lots,2020-01-01 00:30:00,,,Pass
+a4,vc2,2,not-a-time,,,Pass
+"""
+
+
+def test_swf_fields_header_and_malformed_lines(tmp_path: Path) -> None:
+    p = tmp_path / "made_up.swf"
+    p.write_text(SWF)
+    t = load_swf(p)
+    assert [j.job.id for j in t.jobs] == ["1", "2", "3"]
+    assert t.capacity == {"cpu": 8.0} and t.capacity_from == "header maxprocs"
+    j2 = t.jobs[1]
+    assert j2.job.request == {"cpu": 4.0}  # requested -1: allocated processors
+    assert (j2.job.submit_time, j2.recorded_start, j2.duration) == (10.0, 100.0, 100.0)
+    assert j2.job.time_limit == 200.0
+    assert t.jobs[0].job.team == "g10" and t.jobs[2].job.team == "u3"  # group -1: the user
+    assert t.jobs[2].status == "failed"
+    assert t.skipped == 3
+    assert "line 8" in t.warnings[0] and "18" in t.warnings[0]
+    assert load_swf(p, team_by="user").jobs[0].job.team == "u1"
+    with pytest.raises(TraceError, match=r"made_up.swf:8:"):
+        load_swf(p, strict=True)
+
+
+def test_swf_without_jobs_is_an_error(tmp_path: Path) -> None:
+    p = tmp_path / "empty.swf"
+    p.write_text("; MaxProcs: 4\nnot a job\n")
+    with pytest.raises(TraceError, match="no usable SWF job lines"):
+        load_swf(p)
+
+
+def test_gpu_csv_columns_times_and_bad_rows(tmp_path: Path) -> None:
+    p = tmp_path / "made_up.csv"
+    p.write_text(CSV)
+    t = load_gpu_csv(p)
+    assert [j.job.id for j in t.jobs] == ["a1", "a2", "a3"]
+    assert t.jobs[1].job.team == "vc2" and t.jobs[1].job.request == {"gpu": 8.0}
+    assert t.jobs[1].duration == 1800.0
+    assert t.jobs[1].recorded_start - t.jobs[1].job.submit_time == 3000.0
+    assert t.capacity == {"gpu": 8.0}  # peak concurrent use, said so
+    assert "peak" in t.capacity_from
+    assert t.skipped == 2 and "line 5" in t.warnings[0]
+    assert load_gpu_csv(p, gpus=16).capacity == {"gpu": 16.0}
+
+
+def test_gpu_csv_missing_columns_names_them(tmp_path: Path) -> None:
+    p = tmp_path / "x.csv"
+    p.write_text("name,when\nx,1\n")
+    with pytest.raises(TraceError, match="no column for id, team, gpus, submit"):
+        load_gpu_csv(p)
+
+
+def test_fifo_reference_and_metrics_by_hand(tmp_path: Path) -> None:
+    p = tmp_path / "made_up.swf"
+    p.write_text(SWF)
+    t = load_swf(p)
+    starts = fifo_reference(t)
+    # 8 CPUs: jobs 1 and 2 (4 each) run at once; job 3 (8) waits for both to end.
+    assert starts == [0.0, 10.0, 110.0]
+    m = metrics(t, starts)
+    assert m["mean_wait"] == pytest.approx((0 + 0 + 90) / 3)
+    assert m["median_wait"] == 0.0
+    assert m["mean_bounded_slowdown"] == pytest.approx((1 + 1 + 140 / 50) / 3)
+    assert m["utilization"] == pytest.approx((400 + 400 + 400) / (8 * 160))
+    assert 0 < m["jain_index_teams"] <= 1
+
+
+def test_simulate_trace_prints_metrics_and_records(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    p = tmp_path / "made_up.csv"
+    p.write_text(CSV)
+    rec = tmp_path / "trace.qtrec"
+    assert main(["simulate", str(p), "--format", "csv", "--policy", "recorded", "--json",
+                 "--record", str(rec), "--frames", "20"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mean_wait"] == pytest.approx((0 + 3000 + 4200) / 3)
+    assert out["recorded_frames"] == 20
+    with Recording(rec) as r:
+        assert len(r) == 20
+        assert any(j.state == "pending" for i in range(20) for j in r.frame(i).jobs)
+    assert main(["simulate", str(p), "--format", "csv", "--policy", "nonsense"]) == 2
+    assert main(["simulate", str(tmp_path / "none.csv"), "--format", "csv"]) == 2
+    err = capsys.readouterr().err
+    assert "--policy" in err and "cannot read" in err

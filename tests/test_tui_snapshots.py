@@ -1,0 +1,67 @@
+"""SVG snapshots of every screen on the fixed fixture, frozen clock.
+Regenerate after a deliberate change: pytest tests/test_tui_snapshots.py --snapshot-update"""
+
+from __future__ import annotations
+
+import pytest
+from tests_tui_helpers import loaded
+from tui_fixtures import FixedCollector, frozen_clock
+
+from collectors.scenario_source import ScenarioSource
+from conftest import DEMO
+from quotatop.scenario import load_scenario
+from tui.app import QuotatopApp
+
+SCREENS = [("1", "overview"), ("2", "quota"), ("3", "priority"), ("4", "elastic"),
+           ("5", "queue"), ("6", "nodes")]
+
+
+@pytest.fixture(autouse=True)
+def _source_estimates_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Snapshots pin this UI's rendering; the core's answers have their own tests.
+    import scheduler_core
+
+    monkeypatch.delattr(scheduler_core, "predict", raising=False)
+
+
+def fixture_app() -> QuotatopApp:
+    return QuotatopApp(FixedCollector(), refresh=3600, clock=frozen_clock,
+                       theme="textual-dark")
+
+
+@pytest.mark.parametrize(("key", "name"), SCREENS, ids=[n for _, n in SCREENS])
+def test_screen_100x30(snap_compare, key: str, name: str) -> None:  # type: ignore[no-untyped-def]
+    async def ready(pilot):  # type: ignore[no-untyped-def]
+        await loaded(pilot)
+        await pilot.press(key)
+        await pilot.pause(0.1)
+
+    assert snap_compare(fixture_app(), terminal_size=(100, 30), run_before=ready)
+
+
+def test_overview_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def ready(pilot):  # type: ignore[no-untyped-def]
+        await loaded(pilot)
+
+    assert snap_compare(fixture_app(), terminal_size=(80, 24), run_before=ready)
+
+
+def test_help_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    async def ready(pilot):  # type: ignore[no-untyped-def]
+        await loaded(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.1)
+
+    assert snap_compare(fixture_app(), terminal_size=(80, 24), run_before=ready)
+
+
+def test_timeline_paused_demo(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    source = ScenarioSource(load_scenario(DEMO / "seed_fifo.toml"), loop=False)
+    app = QuotatopApp(source, refresh=3600, clock=lambda: 0.0, theme="textual-dark")
+
+    async def ready(pilot):  # type: ignore[no-untyped-def]
+        await loaded(pilot)
+        await pilot.press("space", "7", "end", "comma", "comma", "plus", "plus")
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=ready)

@@ -1,0 +1,69 @@
+"""Small text formatters shared by every view: numbers, ages, bars, sparklines."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+DASH = "—"
+_SPARK = "▁▂▃▄▅▆▇█"
+_PARTIAL = " ▏▎▍▌▋▊▉"
+
+
+def num(x: float | None, none: str = DASH) -> str:
+    """A quantity without noise: 24, 0.5, 1.2k."""
+    if x is None:
+        return none
+    if abs(x) >= 10_000:
+        return f"{x / 1000:.0f}k"
+    if abs(x) >= 1000:
+        return f"{x / 1000:.1f}k"
+    if x == int(x):
+        return str(int(x))
+    return f"{x:.1f}"
+
+
+def pct(frac: float | None) -> str:
+    return DASH if frac is None else f"{frac * 100:.0f}%"
+
+
+def duration(seconds: float | None) -> str:
+    """Compact duration the way squeue/htop users read it: 45s, 12m, 3h, 2d."""
+    if seconds is None:
+        return DASH
+    s = max(0.0, seconds)
+    if s < 60:
+        return f"{s:.0f}s"
+    if s < 3600:
+        return f"{s / 60:.0f}m"
+    if s < 86400:
+        return f"{s / 3600:.0f}h"
+    return f"{s / 86400:.0f}d"
+
+
+def until(ts: float | None, now: float) -> str:
+    if ts is None:
+        return DASH
+    if ts <= now:
+        return "now"
+    return "in " + duration(ts - now)
+
+
+def bar(frac: float, width: int) -> str:
+    """A left-aligned horizontal bar with eighth-block resolution, exactly `width` wide."""
+    frac = min(max(frac, 0.0), 1.0)
+    eighths = round(frac * width * 8)
+    full, part = divmod(eighths, 8)
+    text = "█" * full + (_PARTIAL[part] if part and full < width else "")
+    return text.ljust(width)
+
+
+def sparkline(values: Sequence[float], width: int, top: float | None = None) -> str:
+    """The last `width` values as block characters; `top` fixes the scale."""
+    vals = list(values)[-width:]
+    if not vals:
+        return " " * width
+    hi = top if top else max(vals)
+    if hi <= 0:
+        return (_SPARK[0] * len(vals)).rjust(width)
+    out = "".join(_SPARK[min(7, max(0, round(v / hi * 7)))] for v in vals)
+    return out.rjust(width)

@@ -1,0 +1,28 @@
+"""Every key, once: the help screen lists this table and tests check that
+every binding the app declares appears in it. No key changes a job."""
+
+from __future__ import annotations
+
+KEYS: tuple[tuple[str, str, str], ...] = (
+    ("everywhere", "1 … 7", "Overview, Quota, Priority, Elastic, Queue, Nodes, Timeline"),
+    ("everywhere", "← → on the tab bar", "previous / next screen"),
+    ("everywhere", ": or ctrl+p", "command palette (screens, themes, help)"),
+    ("everywhere", "/", "filter the queue (opens the Queue)"),
+    ("everywhere", "space", "pause / resume refresh (replay: play / pause)"),
+    ("everywhere", "r", "refresh now"),
+    ("everywhere", "t", "next theme"),
+    ("everywhere", "?", "this help"),
+    ("everywhere", "q", "quit"),
+    ("everywhere", "mouse", "click tabs, rows, column headers, the timeline bar"),
+    ("tables", "↑ ↓ / k j", "move the cursor"),
+    ("tables", "pgup pgdn / ctrl+b ctrl+f", "page"),
+    ("tables", "home end / g G", "first / last row"),
+    ("tables", "← → / h l", "scroll columns"),
+    ("Queue", "enter", "job detail (esc closes)"),
+    ("Queue", "s / S", "sort by the next column / reverse"),
+    ("Queue", "esc", "clear the filter"),
+    ("Timeline", ", .", "step one frame back / forward"),
+    ("Timeline", "< >", "seek 5% back / forward"),
+    ("Timeline", "home end", "seek to start / end"),
+    ("Timeline", "+ -", "speed ×1 ×2 ×5 ×10 ×50 ×100 ×1000"),
+)

@@ -1,0 +1,100 @@
+"""The help screen and the job detail: modal, read-only, closed by esc."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from collectors.model import Job
+from tui.format import DASH, duration, num, until
+from tui.keys import KEYS
+from tui.predictions import Prediction
+from tui.reasons import in_words
+
+_MODAL_CSS = """
+{name} {{ align: center middle; }}
+{name} > VerticalScroll {{ width: 90%; max-width: 100; height: 90%; border: round $accent;
+    background: $surface; padding: 0 1; }}
+"""
+
+
+def help_table() -> Table:
+    table = Table(box=None, show_header=False, padding=(0, 2), expand=False)
+    table.add_column(style="dim")
+    table.add_column(style="bold")
+    table.add_column()
+    last = None
+    for scope, key, what in KEYS:
+        table.add_row(scope if scope != last else "", key, what)
+        last = scope
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = _MODAL_CSS.format(name="HelpScreen")
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(Text("quotatop keys — read-only: no key changes a job", style="bold"))
+            yield Static(help_table(), id="help-keys")
+
+
+def detail_text(job: Job, pred: Prediction, unit: str, now: float) -> Text:
+    t = Text()
+
+    def row(label: str, value: str, style: str = "") -> None:
+        t.append(f"{label:<16}", style="dim")
+        t.append(f"{value}\n", style=style)
+
+    t.append(f"job {job.id}  {job.name}\n\n", style="bold")
+    row("state", job.state, "yellow" if job.state == "pending" else "green")
+    row("user / team", f"{job.user or DASH} / {job.team or DASH}")
+    row("qos", job.qos + (f" ({job.qos_class})" if job.qos_class else ""))
+    row("partition", job.partition or DASH)
+    row("request", ", ".join(f"{k}={num(v)}" for k, v in sorted(job.request.items())) or DASH)
+    row("nodes", f"{job.nodes_requested} requested" + (f": {', '.join(job.nodes)}"
+                                                      if job.nodes else ""))
+    row("time limit", duration(job.time_limit))
+    row("submitted", duration(now - job.submit_time) + " ago" if job.submit_time else DASH)
+    if job.start_time:
+        row("started", duration(now - job.start_time) + " ago")
+    if job.state == "pending":
+        row("reason", in_words(job.reason) or DASH)
+        row("predicted start", until(pred.start, now) + f"  ({pred.origin})")
+        row("predicted nodes", ", ".join(pred.nodes) or DASH)
+        if pred.binding:
+            row("binding", pred.binding)
+        if pred.preempts:
+            row("would preempt", ", ".join(pred.preempts), "red")
+    if job.dependency:
+        row("dependency", job.dependency)
+    if job.gang:
+        row("gang", job.gang)
+    row("priority", num(job.priority))
+    f = job.factors
+    if f is not None:
+        t.append("\npriority factors\n", style="bold")
+        for k in ("age", "fairshare", "qos", "job_size", "partition", "assoc", "nice", "tres"):
+            v = getattr(f, k)
+            if v:
+                row(f"  {k}", num(v))
+    return t
+
+
+class JobDetailScreen(ModalScreen[None]):
+    DEFAULT_CSS = _MODAL_CSS.format(name="JobDetailScreen")
+    BINDINGS = [Binding("escape,enter,q", "dismiss", "Close")]
+
+    def __init__(self, job: Job, pred: Prediction, unit: str, now: float) -> None:
+        super().__init__()
+        self.job, self.pred, self.unit, self.now = job, pred, unit, now
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(detail_text(self.job, self.pred, self.unit, self.now), id="detail")

@@ -1,0 +1,79 @@
+"""The bundled demo scenario driven like a replay, so the Timeline screen (and
+space to pause) work without a recording: one frame per scenario step, one
+step per refresh at ×1, `speed` steps per refresh above that."""
+
+from __future__ import annotations
+
+from collectors.model import Snapshot
+from collectors.scenario_source import ScenarioSource
+from tui.timeline_protocol import IncidentMark
+
+
+class ScenarioTimeline:
+    def __init__(self, source: ScenarioSource) -> None:
+        self.source = source
+        self.name = source.name
+        self._paused = False
+        self._speed = 1.0
+
+    # TimelineControl
+    @property
+    def frames(self) -> int:
+        return self.source.total_steps
+
+    @property
+    def position(self) -> int:
+        return max(0, self.source.position)
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    @property
+    def speed(self) -> float:
+        return self._speed
+
+    @property
+    def start_time(self) -> float:
+        return 0.0
+
+    @property
+    def end_time(self) -> float:
+        return float(max(0, self.frames - 1))
+
+    def time_at(self, index: int) -> float:
+        return float(index)
+
+    def pause(self) -> None:
+        self._paused = True
+
+    def play(self) -> None:
+        self._paused = False
+
+    def step(self, frames: int = 1) -> None:
+        self._paused = True
+        self._goto(self.position + frames)
+
+    def seek(self, t: float) -> None:
+        self._goto(int(t))
+
+    def set_speed(self, speed: float) -> None:
+        self._speed = max(1.0, speed)
+
+    def incident_marks(self) -> list[IncidentMark]:
+        return []
+
+    def _goto(self, index: int) -> None:
+        self.source.position = min(max(0, index), self.frames - 1)
+
+    # Collector
+    def collect(self) -> Snapshot:
+        if not self._paused:
+            for _ in range(int(self._speed)):
+                self.source.collect()
+                if not self.source.loop and self.source.position == self.frames - 1:
+                    break
+        return self.source.snapshot_at(self.source.position)
+
+    def close(self) -> None:
+        self.source.close()

@@ -1,0 +1,49 @@
+"""What every screen receives on each refresh, and the base class they share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from textual.containers import Vertical
+
+from collectors.model import Snapshot, Team
+from tui.derive import Derived
+from tui.predictions import Predictions
+
+_SOURCE_NAMES = {"slurm": "Slurm", "k8s": "Kubernetes", "kube": "Kubernetes",
+                 "kueue": "Kueue", "prometheus": "Prometheus", "demo": "demo",
+                 "replay": "replay"}
+
+
+@dataclass
+class ViewData:
+    snap: Snapshot
+    derived: Derived
+    predictions: Predictions
+    now: float
+    history: dict[str, list[float]] = field(default_factory=dict)
+
+
+def source_label(team: Team | None, snap: Snapshot) -> str:
+    """The source a team's quota came from, in words (for "no guarantee (Slurm)")."""
+    texts = [*(team.source_notes if team else []), snap.source]
+    for text in texts:
+        low = text.lower()
+        for key, name in _SOURCE_NAMES.items():
+            if key in low:
+                return name
+    return snap.source or "source"
+
+
+def no_guarantee(team: Team | None, snap: Snapshot) -> str:
+    return f"no guarantee ({source_label(team, snap)})"
+
+
+class View(Vertical):
+    """A screen's content. ``show_data`` is called with fresh data when the view
+    is visible (or becomes visible); it must only paint, never compute much."""
+
+    title = ""
+
+    def show_data(self, data: ViewData) -> None:
+        raise NotImplementedError

@@ -1,0 +1,121 @@
+"""Elastic: per team, usage against its guarantee line and max line; what it
+borrowed and from whom; what would be reclaimed first if a lender asks back."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Static
+
+from tui.derive import TeamRow, reclaim_order
+from tui.format import DASH, duration, num
+from tui.theme_colors import team_style
+from tui.views.base import View, ViewData, no_guarantee
+
+GAUGE = 40
+
+
+def gauge(r: TeamRow, scale: float, width: int = GAUGE) -> Text:
+    """Usage as a bar; `│` marks the guarantee, `┆` the max. The part above the
+    guarantee (borrowed) is drawn `▓` so it reads without colour."""
+    scale = scale or 1.0
+    cells = [" "] * width
+    styles = [""] * width
+    used = min(width, round(r.used / scale * width))
+    g = round(r.guarantee / scale * width) if r.guarantee is not None else None
+    m = round(r.max / scale * width) if r.max is not None else None
+    for i in range(used):
+        over = g is not None and i >= g
+        cells[i] = "▓" if over else "█"
+        styles[i] = "yellow" if over else str(team_style(r.name))
+    for i in range(used, width):
+        cells[i] = "·"
+        styles[i] = "dim"
+    # A marker sits in the cell just past its line; under the bar it would hide
+    # usage, and there the ▓ run already shows where the guarantee ends.
+    if m is not None and used <= m < width:
+        cells[m], styles[m] = "┆", "bold red"
+    if g is not None and used <= g < width:
+        cells[g], styles[g] = "│", "bold"
+    t = Text()
+    for c, s in zip(cells, styles, strict=True):
+        t.append(c, style=s)
+    return t
+
+
+class ElasticView(View):
+    title = "Elastic"
+    DEFAULT_CSS = """
+    ElasticView #gauges { height: auto; padding: 0 1 1 1; }
+    ElasticView #tables { height: 1fr; }
+    ElasticView #tables > Vertical { width: 1fr; }
+    ElasticView .caption { height: 1; padding: 0 1; text-style: bold; }
+    ElasticView DataTable { height: 1fr; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="gauges")
+        with Horizontal(id="tables"):
+            with Vertical():
+                yield Static("Borrowed", classes="caption")
+                yield DataTable(id="borrowed", cursor_type="row")
+            with Vertical():
+                yield Static("Reclaimed first if lenders ask back", classes="caption")
+                yield DataTable(id="reclaim", cursor_type="row")
+
+    def on_mount(self) -> None:
+        self.query_one("#borrowed", DataTable).add_columns("team", "borrows", "from", "lends to")
+        self.query_one("#reclaim", DataTable).add_columns("lender", "job", "team", "qos",
+                                                          "amount", "running")
+
+    def show_data(self, data: ViewData) -> None:
+        snap, d = data.snap, data.derived
+        unit = d.unit
+        if not d.teams:
+            self.query_one("#gauges", Static).update("no teams in this snapshot")
+            return
+        scale = max([r.max or 0.0 for r in d.teams] + [r.used for r in d.teams]
+                    + [r.guarantee or 0.0 for r in d.teams]) or 1.0
+        teams = {t.name: t for t in snap.teams}
+        name_w = max([len(r.name) for r in d.teams] + [4])
+        g = Text()
+        g.append(" " * (name_w + 1) + "█ used  ▓ borrowed  │ guarantee  ┆ max\n", style="dim")
+        suffix = {}
+        for r in d.teams:
+            gtext = (f"g {num(r.guarantee)}" if r.guarantee is not None
+                     else no_guarantee(teams.get(r.name), snap))
+            suffix[r.name] = f" {num(r.used)} · {gtext} · max {num(r.max)}"
+        width = max(16, (self.size.width or 80) - name_w - 3
+                    - max(len(x) for x in suffix.values()))
+        for r in d.teams:
+            g.append(f"{r.name:<{name_w}} ", style=team_style(r.name))
+            g.append_text(gauge(r, scale, width))
+            g.append(suffix[r.name] + "\n")
+        self.query_one("#gauges", Static).update(g)
+        bt = self.query_one("#borrowed", DataTable)
+        bt.clear()
+        for r in d.teams:
+            if r.guarantee is None:
+                bt.add_row(Text(r.name, style=team_style(r.name)), DASH,
+                           Text(no_guarantee(teams.get(r.name), snap), style="dim italic"), DASH,
+                           key=r.name)
+                continue
+            bt.add_row(Text(r.name, style=team_style(r.name)),
+                       num(r.borrowed) if r.borrowed else "0",
+                       ", ".join(f"{n} {num(v)}" for n, v in sorted(r.borrowed_from.items()))
+                       or DASH,
+                       ", ".join(f"{n} {num(v)}" for n, v in sorted(r.lent_to.items())) or DASH,
+                       key=r.name)
+        rt = self.query_one("#reclaim", DataTable)
+        rt.clear()
+        order = reclaim_order(snap, d.teams)
+        if not order:
+            rt.add_row(DASH, "nothing borrowed", "", "", "", "")
+        for lender, picks in sorted(order.items()):
+            for p in picks:
+                j = p.job
+                rt.add_row(Text(lender, style=team_style(lender)), j.id,
+                           Text(j.team, style=team_style(j.team)), j.qos,
+                           f"{num(p.amount)} {unit}",
+                           duration(data.now - j.start_time) if j.start_time else DASH)

@@ -1,0 +1,162 @@
+"""Priority: pending jobs in scheduler order with their factor breakdown, the
+fair-share tree, and what a high-QoS job would preempt."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Static
+
+from collectors.model import Job, PriorityFactors, Snapshot
+from tui.derive import pending_in_order, preemption_victims, preemptor
+from tui.format import DASH, duration, num
+from tui.theme_colors import team_style
+from tui.views.base import View, ViewData
+
+# Glyph and colour per factor, so the bars read without colour too (NO_COLOR).
+FACTORS = (("age", "█", "#5fafff"), ("fairshare", "▓", "#87d787"), ("qos", "▒", "#ffaf5f"),
+           ("job_size", "░", "#d787d7"), ("partition", "▚", "#ffd75f"))
+FACTOR_BAR = 28
+SHOWN = 200
+
+
+def factor_values(f: PriorityFactors | None) -> list[float]:
+    if f is None:
+        return [0.0] * len(FACTORS)
+    return [max(0.0, float(getattr(f, k))) for k, _, _ in FACTORS]
+
+
+def factor_bar(values: list[float], top: float, width: int = FACTOR_BAR) -> Text:
+    t = Text()
+    if top <= 0:
+        return Text(DASH)
+    cells = 0
+    for v, (_, glyph, color) in zip(values, FACTORS, strict=True):
+        n = round(v / top * width)
+        t.append(glyph * n, style=color)
+        cells += n
+    return t
+
+
+def legend() -> Text:
+    t = Text("factors: ", style="dim")
+    for name, glyph, color in FACTORS:
+        t.append(f"{glyph}{glyph} ", style=color)
+        t.append(f"{name}  ", style="dim")
+    return t
+
+
+def fairshare_rows(snap: Snapshot) -> list[tuple[int, str]]:
+    """(depth, name) in tree order: children under their parent."""
+    names = {t.name for t in snap.teams}
+    kids: dict[str | None, list[str]] = {}
+    for t in snap.teams:
+        parent = t.parent if t.parent in names else None
+        kids.setdefault(parent, []).append(t.name)
+    out: list[tuple[int, str]] = []
+
+    def walk(parent: str | None, depth: int) -> None:
+        for n in sorted(kids.get(parent, [])):
+            out.append((depth, n))
+            walk(n, depth + 1)
+
+    walk(None, 0)
+    return out
+
+
+class PriorityView(View):
+    title = "Priority"
+    DEFAULT_CSS = """
+    PriorityView #legend { height: 1; padding: 0 1; }
+    PriorityView #pending { height: 1fr; }
+    PriorityView #lower { height: auto; max-height: 12; }
+    PriorityView #fairshare-box, PriorityView #preempt { width: 1fr; }
+    PriorityView #fairshare { height: auto; }
+    PriorityView .caption { height: 1; padding: 0 1; text-style: bold; }
+    PriorityView #preempt { padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(legend(), id="legend")
+        yield DataTable(id="pending", cursor_type="row", zebra_stripes=True)
+        with Horizontal(id="lower"):
+            with Vertical(id="fairshare-box"):
+                yield Static("Fair-share tree", classes="caption")
+                yield DataTable(id="fairshare", cursor_type="row")
+            yield Static(id="preempt")
+
+    def on_mount(self) -> None:
+        self.query_one("#pending", DataTable).add_columns(
+            "#", "job", "team", "qos", "priority", "factor breakdown", "wait")
+        self.query_one("#fairshare", DataTable).add_columns(
+            "account", "shares", "norm", "usage", "LevelFS", "F")
+
+    def show_data(self, data: ViewData) -> None:
+        snap = data.snap
+        order = pending_in_order(snap)
+        if data.predictions.from_core:  # the core's order is the scheduler's order
+            rank = {jid: i for i, jid in enumerate(data.predictions.by_id)}
+            order.sort(key=lambda j: rank.get(j.id, len(rank)))
+        shown = order[:SHOWN]
+        tops = [sum(factor_values(j.factors)) for j in shown]
+        top = max(tops, default=0.0)
+        table = self.query_one("#pending", DataTable)
+        table.clear()
+        for i, j in enumerate(shown, 1):
+            factors = data.predictions.get(j).factors
+            values = ([float(factors.get(k, 0.0)) for k, _, _ in FACTORS] if factors
+                      else factor_values(j.factors))
+            table.add_row(str(i), j.id, Text(j.team, style=team_style(j.team)), j.qos,
+                          Text(num(j.priority), justify="right"), factor_bar(values, top),
+                          duration(data.now - j.submit_time) if j.submit_time else DASH,
+                          key=j.id)
+        if len(order) > SHOWN:
+            table.add_row("…", f"+{len(order) - SHOWN} more", "", "", "", "", "")
+        fs = self.query_one("#fairshare", DataTable)
+        fs.clear()
+        teams = {t.name: t for t in snap.teams}
+        for depth, name in fairshare_rows(snap):
+            t = teams[name]
+            f = t.fairshare
+            fs.add_row(Text("  " * depth + name, style=team_style(name)),
+                       num(f.raw_shares if f and f.raw_shares is not None else t.shares),
+                       f"{f.norm_shares:.2f}" if f and f.norm_shares is not None else DASH,
+                       f"{f.effective_usage:.2f}" if f and f.effective_usage is not None
+                       else DASH,
+                       f"{f.level_fs:.2f}" if f and f.level_fs is not None else DASH,
+                       f"{f.factor:.2f}" if f and f.factor is not None else DASH, key=name)
+        self.query_one("#preempt", Static).update(self._preempt_text(snap, data))
+
+    def _preempt_text(self, snap: Snapshot, data: ViewData) -> Text:
+        t = Text("Preemption\n", style="bold")
+        job = preemptor(snap)
+        if job is None:
+            t.append("no pending job has a QoS that preempts", style="dim")
+            return t
+        unit = data.derived.unit
+        t.append(f"{job.id} ({job.team}, qos {job.qos}, {num(job.request.get(unit))} {unit})",
+                 style="bold")
+        pred = data.predictions.get(job)
+        victims: list[Job]
+        if pred.preempts:
+            by_id = {j.id: j for j in snap.jobs}
+            victims = [by_id[v] for v in pred.preempts if v in by_id]
+        else:
+            victims = preemption_victims(snap, job)
+        if not victims:
+            t.append("\nfits without preempting anyone", style="green")
+            return t
+        t.append(" would preempt, in order:\n")
+        short = (job.request.get(unit, 0.0) - data.derived.meter.free
+                 - sum(v.request.get(unit, 0.0) for v in victims))
+        for v in victims[:8]:
+            cls = f" {v.qos_class}" if v.qos_class else ""
+            t.append(f"  {v.id:<9}", style="red")
+            t.append(f"{v.team:<8}", style=team_style(v.team))
+            t.append(f"{v.qos}{cls}  {num(v.request.get(unit))} {unit}\n")
+        if len(victims) > 8:
+            t.append(f"  … {len(victims) - 8} more\n", style="dim")
+        if short > 0:
+            t.append(f"and would still wait for {num(short)} {unit} more", style="yellow")
+        return t

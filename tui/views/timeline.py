@@ -1,0 +1,147 @@
+"""Timeline (replay): position bar with incident markers, pause/play, step,
+seek and speed ×1…×1000, driving a ``TimelineControl``."""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.widgets import Static
+
+from tui.timeline_protocol import SPEEDS, TimelineControl
+from tui.views.base import View, ViewData
+
+HELP = ("space play/pause   , . step   < > seek 5%   home/end   + - speed   "
+        "click the bar to seek")
+
+
+def _clock(t: float, span: float) -> str:
+    if span < 86400 * 2 and t > 1e8:
+        return time.strftime("%H:%M:%S", time.gmtime(t))
+    if t > 1e8:
+        return time.strftime("%m-%d %H:%M", time.gmtime(t))
+    return f"{t:g}"
+
+
+def position_bar(tl: TimelineControl, width: int) -> Text:
+    frames = max(1, tl.frames)
+    span = max(1e-9, tl.end_time - tl.start_time)
+    cells = ["─"] * width
+    styles = ["dim"] * width
+    pos = round(tl.position / max(1, frames - 1) * (width - 1)) if frames > 1 else 0
+    for i in range(pos):
+        cells[i], styles[i] = "━", "bold"
+    for m in tl.incident_marks():
+        x = round((m.at - tl.start_time) / span * (width - 1))
+        if 0 <= x < width:
+            cells[x] = "▲"
+            styles[x] = "bold red" if m.severity == "critical" else "bold yellow"
+    cells[pos], styles[pos] = "●", "bold reverse"
+    t = Text()
+    for c, s in zip(cells, styles, strict=True):
+        t.append(c, style=s)
+    return t
+
+
+class TimelineView(View):
+    title = "Timeline"
+    DEFAULT_CSS = """
+    TimelineView #tl-state { height: auto; padding: 1 1 0 1; }
+    TimelineView #tl-bar { height: 1; padding: 0 1; }
+    TimelineView #tl-help { height: 1; padding: 0 1; color: $text-muted; }
+    TimelineView #tl-incidents { height: 1fr; padding: 1 1; }
+    """
+    BINDINGS = [
+        ("comma", "step(-1)", "Step back"), ("full_stop", "step(1)", "Step"),
+        ("less_than_sign", "seek_frac(-0.05)", "Seek back"),
+        ("greater_than_sign", "seek_frac(0.05)", "Seek fwd"),
+        ("home", "seek_edge(0)", "Start"), ("end", "seek_edge(1)", "End"),
+        ("plus,equals_sign", "speed(1)", "Faster"), ("minus", "speed(-1)", "Slower"),
+    ]
+    can_focus = True
+
+    def __init__(self, timeline: TimelineControl | None, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.timeline = timeline
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="tl-state")
+        yield Static(id="tl-bar")
+        yield Static(HELP, id="tl-help")
+        yield Static(id="tl-incidents")
+
+    def on_mount(self) -> None:
+        self.paint()
+
+    def show_data(self, data: ViewData) -> None:
+        self.paint()
+
+    def paint(self) -> None:
+        tl = self.timeline
+        state = self.query_one("#tl-state", Static)
+        if tl is None:
+            state.update(Text("The timeline needs a replay: quotatop --source replay FILE\n"
+                              "(live sources have no past to seek in)", style="dim"))
+            return
+        span = tl.end_time - tl.start_time
+        t = Text()
+        t.append("⏸ paused" if tl.paused else "▶ playing", style="bold yellow" if tl.paused
+                 else "bold green")
+        t.append(f"   ×{tl.speed:g}   frame {tl.position + 1}/{tl.frames}   ")
+        t.append(f"{_clock(tl.time_at(tl.position), span)}  "
+                 f"({_clock(tl.start_time, span)} → {_clock(tl.end_time, span)})", style="dim")
+        state.update(t)
+        width = max(10, (self.size.width or 80) - 2)
+        self.query_one("#tl-bar", Static).update(position_bar(tl, width))
+        marks = tl.incident_marks()
+        inc = Text("Incidents\n", style="bold")
+        if not marks:
+            inc.append("none in this recording", style="dim")
+        for m in marks[:20]:
+            inc.append(f"▲ {_clock(m.at, span)}  ", style="red" if m.severity == "critical"
+                       else "yellow")
+            inc.append(f"{m.title}\n")
+        self.query_one("#tl-incidents", Static).update(inc)
+
+    # actions ---------------------------------------------------------------
+    def action_step(self, n: int) -> None:
+        if self.timeline:
+            self.timeline.step(n)
+            self._changed()
+
+    def action_seek_frac(self, frac: float) -> None:
+        tl = self.timeline
+        if tl:
+            span = tl.end_time - tl.start_time
+            tl.seek(tl.time_at(tl.position) + frac * span)
+            self._changed()
+
+    def action_seek_edge(self, end: int) -> None:
+        tl = self.timeline
+        if tl:
+            tl.seek(tl.end_time if end else tl.start_time)
+            self._changed()
+
+    def action_speed(self, direction: int) -> None:
+        tl = self.timeline
+        if tl:
+            i = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - tl.speed))
+            tl.set_speed(SPEEDS[min(max(0, i + direction), len(SPEEDS) - 1)])
+            self._changed()
+
+    def on_click(self, event: events.Click) -> None:
+        tl = self.timeline
+        bar = self.query_one("#tl-bar", Static)
+        offset = event.get_content_offset(bar)
+        if tl is None or offset is None or event.widget is not bar:
+            return
+        width = max(1, bar.content_size.width - 1)
+        tl.seek(tl.start_time + min(1.0, max(0.0, offset.x / width)) *
+                (tl.end_time - tl.start_time))
+        self._changed()
+
+    def _changed(self) -> None:
+        self.paint()
+        self.app.call_later(self.app.refresh_now)  # type: ignore[attr-defined]

@@ -1,0 +1,303 @@
+"""A windowed job table: paints only the rows on screen (Textual's Line API), so
+100k jobs cost what 30 do. Stock DataTable builds every row up front.
+
+Sorting and filtering reorder a list of references; formatting happens per
+visible line in ``render_line``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from collectors.model import PENDING, RUNNING, Job
+from tui.filtering import JobFilter
+from tui.format import DASH, duration, num, until
+from tui.predictions import Predictions
+from tui.theme_colors import team_style
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    title: str
+    width: int
+    text: Callable[[Job, TableContext], str]
+    sort: Callable[[Job, TableContext], Any]
+    right: bool = False
+
+
+@dataclass
+class TableContext:
+    now: float
+    unit: str
+    predictions: Predictions
+
+
+def _opt(v: float | None) -> tuple[bool, float]:
+    return (v is None, v or 0.0)
+
+
+def _start_text(j: Job, c: TableContext) -> str:
+    if j.state == RUNNING:
+        return "ran " + duration(c.now - j.start_time) if j.start_time else "running"
+    if j.state == PENDING:
+        return until(c.predictions.get(j).start, c.now)
+    return DASH
+
+
+def _start_key(j: Job, c: TableContext) -> tuple[bool, float]:
+    if j.state == RUNNING:
+        return (False, j.start_time or 0.0)
+    return _opt(c.predictions.get(j).start)
+
+
+def _where_text(j: Job, c: TableContext) -> str:
+    nodes = j.nodes if j.state == RUNNING else list(c.predictions.get(j).nodes)
+    if not nodes:
+        return DASH
+    return nodes[0] if len(nodes) == 1 else f"{nodes[0]}+{len(nodes) - 1}"
+
+
+def _reason_text(j: Job, c: TableContext) -> str:
+    if j.state != PENDING:
+        return ""
+    return c.predictions.get(j).binding or DASH
+
+
+STATE_SHORT = {"running": "run", "pending": "pend", "suspended": "susp", "completed": "done",
+               "failed": "fail", "cancelled": "canc", "preempted": "prmt"}
+
+COLUMNS: tuple[Column, ...] = (
+    Column("id", "JOBID", 9, lambda j, c: j.id, lambda j, c: (len(j.id), j.id)),
+    Column("user", "USER", 7, lambda j, c: j.user, lambda j, c: j.user),
+    Column("team", "TEAM", 7, lambda j, c: j.team, lambda j, c: j.team),
+    Column("qos", "QOS", 6, lambda j, c: j.qos, lambda j, c: j.qos),
+    Column("state", "ST", 4, lambda j, c: STATE_SHORT.get(j.state, j.state),
+           lambda j, c: j.state),
+    Column("amount", "GPU", 4, lambda j, c: num(j.request.get(c.unit)),
+           lambda j, c: j.request.get(c.unit, 0.0), right=True),
+    Column("nodes_req", "N", 2, lambda j, c: str(j.nodes_requested),
+           lambda j, c: j.nodes_requested, right=True),
+    Column("age", "AGE", 4, lambda j, c: duration(c.now - j.submit_time) if j.submit_time else DASH,
+           lambda j, c: -j.submit_time, right=True),
+    Column("start", "START", 7, _start_text, _start_key),
+    Column("reason", "PENDING REASON", 44, _reason_text, lambda j, c: _reason_text(j, c)),
+    Column("where", "NODES", 12, _where_text, lambda j, c: _where_text(j, c)),
+)
+COLUMN_KEYS = tuple(c.key for c in COLUMNS)
+
+
+def _fit(text: str, width: int, right: bool) -> str:
+    if len(text) > width:
+        return text[: width - 1] + "…"
+    return text.rjust(width) if right else text.ljust(width)
+
+
+class JobTable(ScrollView, can_focus=True):
+    """Every job; cursor, sort and filter; Enter posts ``JobTable.Opened``."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
+        Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False),
+        Binding("home,g", "edge(0)", "First", show=False),
+        Binding("end,G", "edge(1)", "Last", show=False),
+        Binding("left,h", "scroll_columns(-8)", "Left", show=False),
+        Binding("right,l", "scroll_columns(8)", "Right", show=False),
+        Binding("enter", "open", "Detail"),
+        Binding("s", "sort_next", "Sort"),
+        Binding("S", "sort_reverse", "Reverse", show=False),
+    ]
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "jobtable--header", "jobtable--cursor", "jobtable--pending", "jobtable--dim",
+    }
+    DEFAULT_CSS = """
+    JobTable { height: 1fr; background: $surface; }
+    JobTable > .jobtable--header { text-style: bold; background: $panel; color: $text; }
+    JobTable > .jobtable--cursor { background: $accent 40%; }
+    JobTable:focus > .jobtable--cursor { background: $accent 70%; }
+    JobTable > .jobtable--pending { color: $warning; }
+    JobTable > .jobtable--dim { color: $text-muted; }
+    """
+
+    cursor: reactive[int] = reactive(0)
+
+    class Opened(Message):
+        def __init__(self, job: Job) -> None:
+            super().__init__()
+            self.job = job
+
+    class Sorted(Message):
+        """The sort column or direction changed."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.jobs: list[Job] = []
+        self.rows: list[Job] = []
+        self.context = TableContext(now=0.0, unit="gpu", predictions=Predictions())
+        self.filter = JobFilter("")
+        self.sort_key: str | None = None
+        self.sort_reverse = False
+        self._width = sum(c.width + 1 for c in COLUMNS)
+
+    # data ------------------------------------------------------------------
+    def set_jobs(self, jobs: list[Job], context: TableContext) -> None:
+        keep = self.current_job()
+        self.jobs = jobs
+        self.context = context
+        self._reorder(keep.id if keep else None)
+
+    def set_filter(self, query: str) -> None:
+        self.filter = JobFilter(query)
+        self._reorder(None)
+        self.cursor = 0
+
+    def sort_by(self, key: str | None, reverse: bool = False) -> None:
+        self.sort_key, self.sort_reverse = key, reverse
+        keep = self.current_job()
+        self._reorder(keep.id if keep else None)
+        self.post_message(self.Sorted())
+
+    def _reorder(self, keep_id: str | None) -> None:
+        rows = self.filter.apply(self.jobs)
+        if self.sort_key is not None:
+            col = next(c for c in COLUMNS if c.key == self.sort_key)
+            ctx = self.context
+            rows = sorted(rows, key=lambda j: col.sort(j, ctx), reverse=self.sort_reverse)
+        elif rows is self.jobs:
+            rows = list(rows)
+        self.rows = rows
+        self.virtual_size = Size(self._width, len(rows) + 1)
+        if keep_id is not None:
+            at = self.cursor
+            if not (at < len(rows) and rows[at].id == keep_id):
+                at = next((i for i, j in enumerate(rows) if j.id == keep_id), at)
+            self.cursor = min(at, max(0, len(rows) - 1))
+        else:
+            self.cursor = min(self.cursor, max(0, len(rows) - 1))
+        self.refresh()
+
+    def current_job(self) -> Job | None:
+        return self.rows[self.cursor] if 0 <= self.cursor < len(self.rows) else None
+
+    # painting --------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.size.width
+        if y == 0:
+            return self._header().crop(scroll_x, scroll_x + width).extend_cell_length(
+                width, self.get_component_rich_style("jobtable--header"))
+        index = scroll_y + y - 1
+        if index >= len(self.rows):
+            return Strip.blank(width, self.rich_style)
+        return self._row(index).crop(scroll_x, scroll_x + width).extend_cell_length(
+            width, self._row_style(index))
+
+    def _header(self) -> Strip:
+        style = self.get_component_rich_style("jobtable--header")
+        segs = []
+        for c in COLUMNS:
+            title = c.title
+            if c.key == "amount":
+                title = self.context.unit.upper()[:4]
+            if c.key == self.sort_key:
+                title = title + ("▼" if self.sort_reverse else "▲")
+            segs.append(Segment(_fit(title, c.width, c.right) + " ", style))
+        return Strip(segs)
+
+    def _row_style(self, index: int) -> Style:
+        base = self.rich_style
+        if index == self.cursor:
+            return base + self.get_component_rich_style("jobtable--cursor")
+        return base
+
+    def _row(self, index: int) -> Strip:
+        job = self.rows[index]
+        ctx = self.context
+        base = self._row_style(index)
+        pending = self.get_component_rich_style("jobtable--pending", partial=True)
+        dim = self.get_component_rich_style("jobtable--dim", partial=True)
+        segs = []
+        for c in COLUMNS:
+            style = base
+            if c.key == "team":
+                style = base + team_style(job.team)
+            elif c.key == "state" and job.state == PENDING:
+                style = base + pending
+            elif c.key in ("reason", "age"):
+                style = base + dim
+            segs.append(Segment(_fit(c.text(job, ctx), c.width, c.right) + " ", style))
+        return Strip(segs)
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self._scroll_to_cursor()
+        self.refresh()
+
+    def _scroll_to_cursor(self) -> None:
+        visible = max(1, self.scrollable_content_region.height - 1)  # minus the header
+        top = int(self.scroll_offset.y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + visible:
+            self.scroll_to(y=self.cursor - visible + 1, animate=False, immediate=True)
+
+    # actions ---------------------------------------------------------------
+    def action_cursor(self, delta: int) -> None:
+        if self.rows:
+            self.cursor = min(max(0, self.cursor + delta), len(self.rows) - 1)
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self.scrollable_content_region.height - 2))
+
+    def action_edge(self, end: int) -> None:
+        if self.rows:
+            self.cursor = len(self.rows) - 1 if end else 0
+
+    def action_scroll_columns(self, delta: int) -> None:
+        self.scroll_to(x=max(0, self.scroll_offset.x + delta), animate=False)
+
+    def action_open(self) -> None:
+        job = self.current_job()
+        if job is not None:
+            self.post_message(self.Opened(job))
+
+    def action_sort_next(self) -> None:
+        keys: list[str | None] = [None, *COLUMN_KEYS]
+        nxt = keys[(keys.index(self.sort_key) + 1) % len(keys)]
+        self.sort_by(nxt, self.sort_reverse)
+
+    def action_sort_reverse(self) -> None:
+        self.sort_by(self.sort_key or COLUMN_KEYS[0], not self.sort_reverse)
+
+    # mouse -----------------------------------------------------------------
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        if offset.y == 0:
+            x = offset.x + int(self.scroll_offset.x)
+            for c in COLUMNS:
+                if x < c.width + 1:
+                    same = self.sort_key == c.key
+                    self.sort_by(c.key, not self.sort_reverse if same else False)
+                    return
+                x -= c.width + 1
+            return
+        index = int(self.scroll_offset.y) + offset.y - 1
+        if 0 <= index < len(self.rows):
+            self.cursor = index
+            if event.chain >= 2:
+                self.action_open()
