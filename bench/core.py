@@ -68,9 +68,12 @@ def main() -> None:
     decoder = msgspec.msgpack.Decoder(list[scheduler_core.Prediction])
     print(f"predict, horizon {horizon:.0f} s, policy: backfill={policy.backfill}, "
           f"placement={policy.placement}; best of {args.repeat}")
+    print("encode: snapshot to msgpack; core: predict_msgpack (GIL released); decode: all rows "
+          "to list[Prediction]; lazy: predict_batch's wrap (rows decoded when read)")
     print(f"{'pending':>8} {'nodes':>6} {'encode':>8} {'core':>9} {'decode':>8} {'total':>9}"
-          f" {'started':>8} {'reference':>10} {'speed-up':>9}")
+          f" {'lazy':>7} {'total*':>9} {'started':>8} {'reference':>10} {'speed-up':>9}")
     core_ms: dict[tuple[int, int], float] = {}
+    totals_lazy: dict[tuple[int, int], float] = {}
     for n_jobs in JOBS:
         for n_nodes in NODES:
             snap = make_snapshot(n_jobs, n_nodes)
@@ -79,6 +82,9 @@ def main() -> None:
             out = scheduler_core.predict_msgpack(data, pol, horizon)
             core = best(lambda d=data: scheduler_core.predict_msgpack(d, pol, horizon), args.repeat)
             dec = best(lambda o=out: decoder.decode(o), args.repeat)
+            rows = scheduler_core.predict_rows_msgpack(data, pol, horizon)
+            lazy = best(lambda r=rows: scheduler_core.PredictionBatch(*r), args.repeat)
+            total_lazy = enc + core + lazy
             preds = decoder.decode(out)
             started = sum(1 for p in preds if p.start is not None)
             total = enc + core + dec
@@ -91,7 +97,9 @@ def main() -> None:
                 assert got == ref.predict(builtins, ref_policy, horizon), "core != reference"
                 ref_txt, ratio_txt = f"{ref_ms:8.0f}ms", f"{ref_ms / total:8.0f}x"
             print(f"{n_jobs:>8} {n_nodes:>6} {enc:6.1f}ms {core:7.1f}ms {dec:6.1f}ms "
-                  f"{total:7.1f}ms {started:>8} {ref_txt:>10} {ratio_txt:>9}")
+                  f"{total:7.1f}ms {lazy:5.2f}ms {total_lazy:7.1f}ms {started:>8} {ref_txt:>10} "
+                  f"{ratio_txt:>9}")
+            totals_lazy[(n_jobs, n_nodes)] = total_lazy
     print("\ngrowth in jobs (core time, 2,000 nodes) against n·log n:")
     base_n = JOBS[0]
     base = core_ms[(base_n, NODES[-1])]
@@ -101,7 +109,10 @@ def main() -> None:
         print(f"  {n:>6} jobs: x{t / base:6.2f} time   x{nlogn:6.2f} n·log n   "
               f"{'ok' if t / base <= nlogn * 1.5 else 'FASTER THAN n log n'}")
     target = core_ms[(JOBS[-1], NODES[-1])]
-    print(f"\n50k jobs x 2,000 nodes: core {target:.1f} ms (target <= 100 ms incl. crossing)")
+    whole = totals_lazy[(JOBS[-1], NODES[-1])]
+    print(f"\n50k jobs x 2,000 nodes: core {target:.1f} ms, with crossing (lazy) {whole:.1f} ms "
+          f"(target <= 100 ms incl. crossing: {'met' if whole <= 100 else 'NOT met'})")
+    print("total* = encode + core + lazy wrap; speed-up = reference / total (list decode)")
 
 
 if __name__ == "__main__":

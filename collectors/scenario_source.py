@@ -1,28 +1,70 @@
 """A scenario file played as a live source: each collect() advances one step of
-its timeline through the core and returns the snapshot after that step."""
+its timeline through the core and returns the snapshot after that step.
+
+A fifo (seed) scenario steps through its events; a v2 (multifactor) scenario
+is simulated once by the core and steps through frame times (every event time,
+plus a grid over quiet stretches), see ``collectors.scenario_playback``."""
 
 from __future__ import annotations
 
 import time
 
 from collectors.model import PENDING, RUNNING, Job, Node, Snapshot, Team
-from quotatop.scenario import Scenario
+from collectors.replay_source import IncidentMark
+from collectors.scenario_playback import EPOCH, ScenarioPlayback
+from quotatop.scenario import Scenario, ScenarioV2
 from quotatop.simulate import fifo_steps
 
 
 class ScenarioSource:
     """Plays a scenario in a loop, one event per collect()."""
 
-    def __init__(self, scenario: Scenario, *, loop: bool = True) -> None:
+    def __init__(self, scenario: Scenario | ScenarioV2, *, loop: bool = True) -> None:
         self.scenario = scenario
         self.name = f"demo:{scenario.scenario.name}"
         self.loop = loop
-        self._steps, self.granted = fifo_steps(scenario)
+        self.playback: ScenarioPlayback | None = None
+        self._marks: list[IncidentMark] | None = None
+        if isinstance(scenario, ScenarioV2):
+            self.playback = ScenarioPlayback(scenario)
+            self._steps, self.granted = [], 0
+        else:
+            self._steps, self.granted = fifo_steps(scenario)
         self.position = -1  # before the first event
 
     @property
     def total_steps(self) -> int:
-        return len(self._steps)
+        return len(self.playback) if self.playback is not None else len(self._steps)
+
+    def time_at(self, index: int) -> float:
+        """Frame time: the simulated instant (v2), or the step number (fifo)."""
+        if self.playback is not None:
+            return EPOCH + self.playback.times[index]
+        return float(index)
+
+    def index_at(self, t: float) -> int:
+        """The frame at or before time ``t`` (as ``time_at`` counts it)."""
+        if self.playback is not None:
+            return self.playback.index_at(t - EPOCH)
+        return min(max(0, int(t)), max(0, self.total_steps - 1))
+
+    def snapshots(self) -> list[Snapshot]:
+        """Every frame in order (what a recording of the whole play would hold)."""
+        return [self.snapshot_at(i) for i in range(self.total_steps)]
+
+    def incidents(self) -> list:  # type: ignore[type-arg]
+        """The incidents the detectors find over the whole play (v2 only)."""
+        if self.playback is None:
+            return []
+        from quotatop.incidents import detect_incidents
+
+        return detect_incidents(self.snapshots())
+
+    def incident_marks(self) -> list[IncidentMark]:
+        if self._marks is None:
+            self._marks = [IncidentMark(at=i.opened_at, title=f"{i.kind}: {i.summary}",
+                                        severity=i.severity) for i in self.incidents()]
+        return self._marks
 
     def _jobs_at(self, upto: int) -> list[Job]:
         # Rebuild the per-team job list the FIFO holds after `upto` steps: running
@@ -59,6 +101,9 @@ class ScenarioSource:
         return [j for j in jobs if j.state in (RUNNING, PENDING)]
 
     def snapshot_at(self, position: int) -> Snapshot:
+        if self.playback is not None:
+            return self.playback.frame(max(0, position))
+        assert isinstance(self.scenario, Scenario)
         info = self.scenario.scenario
         unit = info.unit
         teams = []

@@ -11,7 +11,7 @@ from pathlib import Path
 from quotatop.commands import COMMANDS
 from quotatop.errors import UserError
 
-DEFAULT_SCENARIO = "seed_fifo.toml"
+DEFAULT_SCENARIO = "split_60_30_10.toml"
 
 
 def demo_path(name: str) -> Path:
@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--refresh", type=float, default=None,
                    help="seconds between refreshes (default 1, or [tui] refresh)")
     p.add_argument("--config", help="config TOML (default $XDG_CONFIG_HOME/quotatop/config.toml)")
+    p.add_argument("--record-dir", default=None,
+                   help="where R records (default $XDG_STATE_HOME/quotatop, or [tui] record_dir)")
     p.set_defaults(func=_cmd_tui)
     sub = p.add_subparsers(dest="command")
     for name in COMMANDS:

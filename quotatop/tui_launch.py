@@ -8,6 +8,7 @@ Config: ``$XDG_CONFIG_HOME/quotatop/config.toml`` (default ``~/.config``), or
     refresh = 2.0           # seconds between refreshes
     theme = "nord"          # any Textual theme
     replay = "/path/rec.qtr"  # the file for source = "replay"
+    record_dir = "/scratch/rec"  # where R records (default $XDG_STATE_HOME/quotatop)
     scenario = "demo_data/seed_fifo.toml"
 
     [slurm]
@@ -72,7 +73,8 @@ def _section(cfg: dict[str, Any], name: str, allowed: set[str]) -> dict[str, Any
 def resolve(args: argparse.Namespace) -> tuple[str, str | None, float, str | None, dict]:
     """(source kind, its file if any, refresh seconds, theme, whole config)."""
     cfg = load_config(args.config)
-    tui = _section(cfg, "tui", {"source", "refresh", "theme", "replay", "scenario"})
+    tui = _section(cfg, "tui", {"source", "refresh", "theme", "replay", "scenario",
+                                "record_dir"})
     words = list(args.source or [])
     kind = words[0] if words else str(tui.get("source", "demo"))
     if kind not in SOURCES:
@@ -92,6 +94,10 @@ def resolve(args: argparse.Namespace) -> tuple[str, str | None, float, str | Non
     if not isinstance(refresh, int | float) or isinstance(refresh, bool) or refresh <= 0:
         raise UserError(f"refresh must be a positive number of seconds, not {refresh!r}")
     theme = tui.get("theme")
+    record_dir = getattr(args, "record_dir", None) or tui.get("record_dir")
+    if record_dir is not None and not isinstance(record_dir, str):
+        raise UserError(f"record_dir must be a directory path, not {record_dir!r}")
+    cfg = {**cfg, "_record_dir": record_dir}
     return kind, path, float(refresh), theme, cfg
 
 
@@ -138,7 +144,9 @@ def run_tui(args: argparse.Namespace) -> int:
     source = open_source(kind, path, cfg)
     from tui.app import QuotatopApp
 
-    app = QuotatopApp(source, refresh=refresh, theme=theme)
+    record_dir = cfg.get("_record_dir")
+    app = QuotatopApp(source, refresh=refresh, theme=theme,
+                      record_dir=Path(record_dir).expanduser() if record_dir else None)
     try:
         app.run()
     finally:

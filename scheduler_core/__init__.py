@@ -6,7 +6,8 @@ return typed msgspec Structs from ``scheduler_core.types``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import overload
 
 import msgspec
 
@@ -15,6 +16,7 @@ from scheduler_core._core import (
     check_policy,
     fifo_simulate,
     predict_msgpack,
+    predict_rows_msgpack,
     simulate_msgpack,
     snapshot_stats,
 )
@@ -37,6 +39,7 @@ __all__ = [
     "Metrics",
     "Policy",
     "Prediction",
+    "PredictionBatch",
     "Preemption",
     "PriorityWeights",
     "SimEvent",
@@ -47,6 +50,7 @@ __all__ = [
     "check_policy",
     "fifo_simulate",
     "predict",
+    "predict_batch",
     "simulate",
     "simulate_msgpack",
     "snapshot_stats",
@@ -55,6 +59,44 @@ __all__ = [
 _encoder = msgspec.msgpack.Encoder()
 _predictions = msgspec.msgpack.Decoder(list[Prediction])
 _sim_result = msgspec.msgpack.Decoder(SimResult)
+_prediction = msgspec.msgpack.Decoder(Prediction)
+
+
+class PredictionBatch(Sequence[Prediction]):
+    """predict's answer kept as the core's msgpack rows: crossing back costs one
+    bytes object, and a Prediction is decoded only when it is read (50k rows
+    decoded at once cost tens of ms; a view reads the few it shows)."""
+
+    __slots__ = ("_buf", "_offsets")
+
+    def __init__(self, rows: bytes, offsets: bytes):
+        self._buf = memoryview(rows)
+        self._offsets = memoryview(offsets).cast("Q")  # little-endian u64, as the core writes
+
+    def __len__(self) -> int:
+        return max(len(self._offsets) - 1, 0)
+
+    @overload
+    def __getitem__(self, i: int) -> Prediction: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Prediction]: ...
+    def __getitem__(self, i: int | slice) -> Prediction | list[Prediction]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("prediction index out of range")
+        return _prediction.decode(self._buf[self._offsets[i]:self._offsets[i + 1]])
+
+    def __iter__(self) -> Iterator[Prediction]:
+        buf, off, dec = self._buf, self._offsets, _prediction.decode
+        for k in range(len(self)):
+            yield dec(buf[off[k]:off[k + 1]])
+
+    def to_list(self) -> list[Prediction]:
+        return list(self)
 
 
 def predict(snapshot: bytes | msgspec.Struct, policy: Policy | bytes | None = None,
@@ -65,6 +107,13 @@ def predict(snapshot: bytes | msgspec.Struct, policy: Policy | bytes | None = No
     Raises ValueError naming the object for an inconsistent snapshot or policy."""
     data = snapshot if isinstance(snapshot, bytes) else _encoder.encode(snapshot)
     return _predictions.decode(predict_msgpack(data, encode_policy(policy), float(horizon)))
+
+
+def predict_batch(snapshot: bytes | msgspec.Struct, policy: Policy | bytes | None = None,
+                  horizon: float = 86400.0) -> PredictionBatch:
+    """``predict`` with the answer decoded lazily, row by row, as it is read."""
+    data = snapshot if isinstance(snapshot, bytes) else _encoder.encode(snapshot)
+    return PredictionBatch(*predict_rows_msgpack(data, encode_policy(policy), float(horizon)))
 
 
 def simulate(jobs: Sequence[SimJob] | bytes, policy: Policy | bytes | None = None, *,

@@ -13,6 +13,10 @@ def predict_msgpack(snapshot: bytes, policy: bytes, horizon: float) -> bytes:
     """msgpack Snapshot + msgpack Policy -> msgpack list of Prediction arrays
     (decode with scheduler_core.types.Prediction). ValueError on bad input."""
 
+def predict_rows_msgpack(snapshot: bytes, policy: bytes, horizon: float) -> tuple[bytes, bytes]:
+    """Like predict_msgpack, but (concatenated msgpack Prediction rows, little-endian
+    u64 offsets of each row plus the end): rows are decoded only when read."""
+
 def simulate_msgpack(input: bytes, policy: bytes) -> bytes:
     """msgpack {"cluster": Snapshot, "jobs": [SimJob], "start"?, "until"?} +
     msgpack Policy -> msgpack SimResult array. ValueError on bad input."""

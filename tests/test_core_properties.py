@@ -26,7 +26,7 @@ POLICIES = st.fixed_dictionaries({
 
 
 @st.composite
-def workloads(draw: st.DrawFn) -> tuple[Snapshot, list[scheduler_core.SimJob]]:
+def workloads(draw: st.DrawFn) -> tuple[Snapshot, list[scheduler_core.SimJob], dict]:
     n_nodes = draw(st.integers(1, 4))
     nodes = [Node(name=f"n{i}", capacity={"gpu": float(draw(st.sampled_from([4, 8]))),
                                           "cpu": 32.0}) for i in range(n_nodes)]
@@ -53,7 +53,44 @@ def workloads(draw: st.DrawFn) -> tuple[Snapshot, list[scheduler_core.SimJob]]:
             qos=draw(st.sampled_from(["low", "high", "normal"])),
             qos_class=draw(st.sampled_from([None, "BestEffort", "Guaranteed"])),
             gang=draw(st.sampled_from([None, None, None, "g1"]))))
-    return Snapshot(nodes=nodes, teams=teams, qos=qos), jobs
+    return Snapshot(nodes=nodes, teams=teams, qos=qos), jobs, {}
+
+
+@st.composite
+def cohort_workloads(draw: st.DrawFn) -> tuple[Snapshot, list[scheduler_core.SimJob], dict]:
+    """Lenders and borrowers in one cohort: a borrower fills the cluster early,
+    lenders want their guarantee back later (reclaim), and higher-QoS work of
+    either side asks for room (preemption that must stop at a guarantee)."""
+    n_nodes = draw(st.integers(2, 3))
+    cap = 8.0 * n_nodes
+    nodes = [Node(name=f"n{i}", capacity={"gpu": 8.0, "cpu": 32.0}) for i in range(n_nodes)]
+    g0 = draw(st.sampled_from([4.0, 8.0]))
+    lend = draw(st.sampled_from([None, 4.0]))
+    teams = [Team(name="t0", cohort="c", guarantee={"gpu": g0}, max={"gpu": cap}),
+             Team(name="t1", cohort="c", guarantee={"gpu": cap - g0}, max={"gpu": cap},
+                  lendable=None if lend is None else {"gpu": lend})]
+    qos = [QoS(name="low"), QoS(name="high", priority=10, preempts=["low"])]
+    jobs = []
+    for k in range(draw(st.integers(2, 6))):  # the borrower, early and long
+        gpus = float(draw(st.sampled_from([4, 8])))
+        dur = float(draw(st.integers(20, 60)) * 10)
+        jobs.append(scheduler_core.SimJob(
+            id=f"b{k}", submit_time=float(draw(st.integers(0, 2)) * 10), duration=dur,
+            time_limit=dur, request={"gpu": gpus, "cpu": 4.0}, team="t0", user="u0",
+            qos=draw(st.sampled_from(["low", "normal"]))))
+    for k in range(draw(st.integers(1, 5))):  # the lenders, later, or the borrower's urgent work
+        gpus = float(draw(st.sampled_from([4, 8])))
+        dur = float(draw(st.integers(5, 30)) * 10)
+        jobs.append(scheduler_core.SimJob(
+            id=f"l{k}", submit_time=float(draw(st.integers(3, 15)) * 10), duration=dur,
+            time_limit=dur, request={"gpu": gpus, "cpu": 4.0},
+            team=draw(st.sampled_from(["t1", "t1", "t0"])), user="u1",
+            qos=draw(st.sampled_from(["low", "normal", "high"]))))
+    overrides = {"preemption": True, "quota": "enforce", "strict_team_fifo": False}
+    return Snapshot(nodes=nodes, teams=teams, qos=qos), jobs, overrides
+
+
+WORKLOADS = st.one_of(workloads(), cohort_workloads())
 
 
 def rust_events(snap: Snapshot, jobs: list, policy: dict) -> list[tuple]:
@@ -75,18 +112,20 @@ def full_policy(p: dict) -> dict:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(workloads(), POLICIES)
+@given(WORKLOADS, POLICIES)
 def test_rust_and_reference_agree(work: tuple, policy: dict) -> None:
-    snap, jobs = work
+    snap, jobs, overrides = work
+    policy = {**policy, **overrides}
     expected = ref.simulate(msgspec.to_builtins(snap), msgspec.to_builtins(jobs),
                             full_policy(policy), start=0.0)
     assert rust_events(snap, jobs, policy) == expected
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(workloads(), POLICIES)
+@given(WORKLOADS, POLICIES)
 def test_invariants(work: tuple, policy: dict) -> None:
-    snap, jobs = work
+    snap, jobs, overrides = work
+    policy = {**policy, **overrides}
     r = scheduler_core.simulate(jobs, msgspec.convert(policy, scheduler_core.Policy),
                                 cluster=snap, start=0.0)
     cap = {n.name: n.capacity["gpu"] for n in snap.nodes}

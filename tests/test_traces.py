@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+import scheduler_core
 from collectors.recording import Recording
 from collectors.traces.gpu_csv import load_gpu_csv
 from collectors.traces.model import TraceError
 from collectors.traces.swf import load_swf
 from quotatop.cli import main
-from quotatop.trace_simulate import fifo_reference, metrics
+from quotatop.trace_simulate import cluster_shape, core_metrics, metrics, simulate_trace
 
 # Made up for these tests, in the SWF layout; not from any real system.
 SWF = """; Version: 2.2
@@ -83,19 +84,60 @@ def test_gpu_csv_missing_columns_names_them(tmp_path: Path) -> None:
         load_gpu_csv(p)
 
 
-def test_fifo_reference_and_metrics_by_hand(tmp_path: Path) -> None:
+def test_core_fifo_and_metrics_by_hand(tmp_path: Path) -> None:
     p = tmp_path / "made_up.swf"
     p.write_text(SWF)
     t = load_swf(p)
-    starts = fifo_reference(t)
+    assert cluster_shape(t) == (4, 2.0)  # MaxNodes 4, MaxProcs 8: 2 processors a node
+    r = simulate_trace(t, "fifo")
+    starts = {o.job_id: o.start for o in r.jobs}
     # 8 CPUs: jobs 1 and 2 (4 each) run at once; job 3 (8) waits for both to end.
-    assert starts == [0.0, 10.0, 110.0]
-    m = metrics(t, starts)
+    assert starts == {"1": 0.0, "2": 10.0, "3": 110.0}
+    m = core_metrics(r)
     assert m["mean_wait"] == pytest.approx((0 + 0 + 90) / 3)
     assert m["median_wait"] == 0.0
     assert m["mean_bounded_slowdown"] == pytest.approx((1 + 1 + 140 / 50) / 3)
     assert m["utilization"] == pytest.approx((400 + 400 + 400) / (8 * 160))
-    assert 0 < m["jain_index_teams"] <= 1
+    # Teams g10 (jobs 1, 2: 800 cpu-s) and u3 (job 3: 400): Jain = 1200² / (2 (800² + 400²)).
+    assert m["jain_index_teams"] == pytest.approx(1200**2 / (2 * (800**2 + 400**2)))
+    # The recorded policy's metrics, computed the same way from the given starts.
+    by_hand = metrics(t, [0.0, 10.0, 110.0])
+    for k in ("mean_wait", "median_wait", "mean_bounded_slowdown", "utilization",
+              "jain_index_teams"):
+        assert by_hand[k] == pytest.approx(m[k])
+
+
+# Made up: a long narrow job behind a wide one; EASY backfill starts it at once.
+BACKFILL = """; MaxProcs: 8
+1 0 -1 100 6 -1 -1 6 100 -1 1 1 1 -1 1 -1 -1 -1
+2 1 -1 100 8 -1 -1 8 100 -1 1 2 2 -1 1 -1 -1 -1
+3 2 -1 50 2 -1 -1 2 50 -1 1 3 3 -1 1 -1 -1 -1
+"""
+
+
+@pytest.mark.parametrize(("policy", "start_of_3"), [("fifo", 200.0), ("easy", 2.0),
+                                                     ("conservative", 2.0)])
+def test_policies_differ_where_backfill_matters(tmp_path: Path, policy: str,
+                                                start_of_3: float) -> None:
+    p = tmp_path / "backfill.swf"
+    p.write_text(BACKFILL)
+    r = simulate_trace(load_swf(p), policy)
+    assert {o.job_id: o.start for o in r.jobs}["3"] == start_of_3
+
+
+def test_core_failure_is_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    p = tmp_path / "made_up.swf"
+    p.write_text(SWF)
+
+    def broken(*_a: object, **_k: object) -> None:
+        raise ValueError('job "1": broken on purpose')
+
+    monkeypatch.setattr(scheduler_core, "simulate", broken)
+    assert main(["simulate", str(p), "--format", "swf", "--policy", "fifo"]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""  # no result from some other engine
+    assert out.err.count("\n") == 1 and "scheduling core failed" in out.err
 
 
 def test_simulate_trace_prints_metrics_and_records(tmp_path: Path,
@@ -111,6 +153,18 @@ def test_simulate_trace_prints_metrics_and_records(tmp_path: Path,
     with Recording(rec) as r:
         assert len(r) == 20
         assert any(j.state == "pending" for i in range(20) for j in r.frame(i).jobs)
+    fifo = tmp_path / "fifo.qtrec"
+    assert main(["simulate", str(p), "--format", "csv", "--policy", "fifo", "--json",
+                 "--gpus-per-node", "8", "--record", str(fifo), "--frames", "10"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    # One 8-GPU node, FIFO: a2 waits for a1 (3000 s), a3 for a2 (3000 + 1800 − 600).
+    assert (out["nodes"], out["engine"]) == (1, "scheduler_core.simulate (fifo)")
+    assert out["mean_wait"] == pytest.approx((0 + 3000 + 4200) / 3)
+    assert main(["replay", str(fifo), "--at", "+4100", "--json"]) == 0
+    frame = json.loads(capsys.readouterr().out)
+    # At the frame of 01:06:40 a1 has ended, a2 runs (started at 01:00), a3 waits for it.
+    states = {j["id"]: j.get("state", "pending") for j in frame["snapshot"]["jobs"]}
+    assert states == {"a2": "running", "a3": "pending"}
     assert main(["simulate", str(p), "--format", "csv", "--policy", "nonsense"]) == 2
     assert main(["simulate", str(tmp_path / "none.csv"), "--format", "csv"]) == 2
     err = capsys.readouterr().err

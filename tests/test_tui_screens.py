@@ -372,3 +372,33 @@ async def test_failing_core_prediction_is_a_note(monkeypatch: pytest.MonkeyPatch
         await pilot.press("5")
         await pilot.pause()
         assert "core prediction failed: bad snapshot" in screen_text(app)
+
+
+async def test_nodes_grid_and_priority_list_are_windowed_past_their_old_caps() -> None:
+    import msgspec
+
+    from tui.widgets.node_grid import NodeGrid
+    from tui.widgets.pending_list import PendingList
+
+    base = snapshot()
+    many_nodes = [msgspec.structs.replace(base.nodes[0], name=f"n{i:04d}") for i in range(2000)]
+    pend = next(j for j in base.jobs if j.state == "pending")
+    many_pending = [msgspec.structs.replace(pend, id=str(50_000 + i), priority=float(-i))
+                    for i in range(5000)]
+    app = make_app(msgspec.structs.replace(base, nodes=many_nodes, jobs=many_pending))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(pilot)
+        await pilot.press("6")
+        await pilot.pause()
+        await pilot.press("end")
+        await pilot.pause()
+        grid = app.query_one(NodeGrid)
+        assert len(grid.cells) == 2000
+        assert "n1999" in screen_text(app)  # the old grid stopped after 600
+        await pilot.press("3")
+        await pilot.pause()
+        await pilot.press("end")
+        await pilot.pause()
+        plist = app.query_one(PendingList)
+        assert len(plist.rows) == 5000  # every pending job, not the top 200
+        assert "54999" in screen_text(app) and "5000" in plist.row_text(4999)

@@ -13,7 +13,7 @@ from quotatop.scenario import load_scenario
 from tui.app import QuotatopApp
 
 SCREENS = [("1", "overview"), ("2", "quota"), ("3", "priority"), ("4", "elastic"),
-           ("5", "queue"), ("6", "nodes")]
+           ("5", "queue"), ("6", "nodes"), ("8", "incidents")]
 
 
 @pytest.fixture(autouse=True)

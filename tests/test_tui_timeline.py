@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from tests_tui_helpers import loaded, screen_text
 
 from collectors.scenario_source import ScenarioSource
@@ -62,10 +61,6 @@ async def test_timeline_keys_step_seek_speed_pause() -> None:
         assert not tl.paused
 
 
-@pytest.mark.xfail(reason="collectors/recording.py opens SQLite with check_same_thread=True; "
-                   "the TUI collects in worker threads, so frame reads fail after the first "
-                   "(shown as a 'source failed' banner). Fix: sqlite3.connect(..., "
-                   "check_same_thread=False)", strict=False)
 async def test_timeline_drives_a_real_recording(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import msgspec
     from tui_fixtures import T0, snapshot

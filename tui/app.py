@@ -12,6 +12,7 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 
 from rich.text import Text
 from textual import work
@@ -25,6 +26,8 @@ from collectors.model import Snapshot
 from collectors.scenario_source import ScenarioSource
 from tui.derive import Derived, derive
 from tui.format import duration
+from tui.live_incidents import IncidentState, LiveIncidents
+from tui.live_recording import LiveRecording
 from tui.modals import HelpScreen, JobDetailScreen
 from tui.palette import QuotatopCommands
 from tui.predictions import Predictions, core_available, predict
@@ -33,6 +36,7 @@ from tui.theme_colors import assign_team_colors
 from tui.timeline_protocol import TimelineControl, timeline_of
 from tui.views.base import View, ViewData
 from tui.views.elastic import ElasticView
+from tui.views.incidents import IncidentsView
 from tui.views.nodes import NodesView
 from tui.views.overview import OverviewView
 from tui.views.priority import PriorityView
@@ -41,6 +45,8 @@ from tui.views.quota import QuotaView
 from tui.views.timeline import TimelineView
 from tui.views_registry import VIEW_IDS, VIEW_TITLES
 from tui.widgets.job_table import JobTable
+from tui.widgets.node_grid import NodeGrid
+from tui.widgets.pending_list import PendingList
 
 HISTORY = 60  # refreshes of per-team usage kept for the sparklines
 
@@ -65,12 +71,15 @@ class QuotatopApp(App[None]):
         Binding("colon", "command_palette", "Palette", show=False),
         Binding("space", "toggle_pause", "Pause"),
         Binding("r", "refresh_now", "Refresh", show=False),
+        Binding("R", "toggle_record", "Record"),
         Binding("t", "next_theme", "Theme", show=False),
         Binding("q", "quit", "Quit"),
     ]
 
     def __init__(self, collector: Collector, *, refresh: float = 1.0,
-                 clock: Callable[[], float] = time.time, theme: str | None = None) -> None:
+                 clock: Callable[[], float] = time.time, theme: str | None = None,
+                 record_dir: Path | None = None, record_retention: float | None = None,
+                 incidents: LiveIncidents | None = None) -> None:
         super().__init__()
         if isinstance(collector, ScenarioSource):
             collector = ScenarioTimeline(collector)  # type: ignore[assignment]
@@ -89,6 +98,9 @@ class QuotatopApp(App[None]):
         self._predicting = False
         self._want_prediction: Snapshot | None = None
         self._dirty: set[str] = set()
+        self.recording = LiveRecording(record_dir, record_retention, clock=clock)
+        self.live_incidents = incidents or LiveIncidents()
+        self.incident_state = IncidentState()
         if theme:
             self.theme = theme
 
@@ -97,7 +109,8 @@ class QuotatopApp(App[None]):
         yield Static("quotatop · waiting for the first snapshot…", id="header")
         yield Static(id="banner")
         views: list[View] = [OverviewView(), QuotaView(), PriorityView(), ElasticView(),
-                             QueueView(), NodesView(), TimelineView(self.timeline)]
+                             QueueView(), NodesView(), TimelineView(self.timeline),
+                             IncidentsView()]
         with TabbedContent(initial="overview"):
             for i, (vid, title, view) in enumerate(
                     zip(VIEW_IDS, VIEW_TITLES, views, strict=True), 1):
@@ -137,7 +150,9 @@ class QuotatopApp(App[None]):
         if self._again:
             self.refresh_now()
 
-    @work(thread=True, group="collect")
+    # A described worker: Textual otherwise repr()s the arguments for the
+    # description, which for a 100k-job snapshot costs ~0.5 s on the UI thread.
+    @work(thread=True, group="collect", description="collect")
     def _collect(self) -> None:
         # A slow cluster blocks this thread, never the UI.
         try:
@@ -146,14 +161,22 @@ class QuotatopApp(App[None]):
         except Exception as e:  # a collector bug must become a banner, not a crash
             self.call_from_thread(self._fail_unless_closing, f"{type(e).__name__}: {e}")
             return
-        # Paint with the source's estimates now; the core's predictions follow
-        # when ready, so a slow prediction never delays fresh data.
+        # Paint with the source's estimates (or the core's previous answer) now;
+        # the core's new predictions follow from their own worker, so a slow
+        # prediction never delays fresh data or the first frame.
         keep = self.data.predictions if self.data is not None else Predictions()
-        self.call_from_thread(self._apply_unless_closing, snap, derived,
-                              Predictions(error=keep.error) if not core_available() else
-                              Predictions(pending=True))
+        preds = keep.updating() if core_available() else Predictions(error=keep.error)
+        self.call_from_thread(self._apply_unless_closing, snap, derived, preds)
         self._want_prediction = snap
-        self.call_from_thread(self._start_prediction)
+        # After the frame is on screen: the predict worker's encoding holds the GIL.
+        self.call_from_thread(self.call_after_refresh, self._start_prediction)
+        # After the paint: neither detection nor a recording's keyframe delays it.
+        state = self.live_incidents.feed(snap)
+        self.call_from_thread(self._incidents_unless_closing, snap, state)
+        if self.recording.active:
+            self.recording.append(snap)
+            if self.recording.error:
+                self.call_from_thread(self._header_unless_closing)
 
     def _start_prediction(self) -> None:
         if core_available() and not self._predicting and self._want_prediction is not None:
@@ -161,19 +184,37 @@ class QuotatopApp(App[None]):
             snap, self._want_prediction = self._want_prediction, None
             self._predict(snap)
 
-    @work(thread=True, group="predict")
+    @work(thread=True, group="predict", description="core predict")
     def _predict(self, snap: Snapshot) -> None:
         preds = predict(snap)
         self.call_from_thread(self._predicted, snap, preds)
 
     def _predicted(self, snap: Snapshot, preds: Predictions) -> None:
         self._predicting = False
-        if self.data is not None and self.data.snap is snap:
+        if self.data is not None:
+            # An answer for an older snapshot still holds for the jobs that are
+            # still pending (looked up by id); at 100k jobs the core may take
+            # longer than a refresh, and dropping it would show none ever.
+            if self._want_prediction is not None:  # a newer snapshot waits its turn
+                preds = preds.updating()
             self.data.predictions = preds
             self._dirty = set(VIEW_IDS)
             with contextlib.suppress(NoMatches):
                 self._paint_active()
         self._start_prediction()  # a newer snapshot arrived meanwhile
+
+    def _incidents_unless_closing(self, snap: Snapshot, state: IncidentState) -> None:
+        self.incident_state = state
+        if self.data is not None:
+            self.data.incidents = state
+            self._dirty |= {"overview", "incidents", "timeline"}
+            with contextlib.suppress(NoMatches):
+                self._paint_active()
+                self._paint_header()
+
+    def _header_unless_closing(self) -> None:
+        with contextlib.suppress(NoMatches):
+            self._paint_header()
 
     def _apply_unless_closing(self, snap: Snapshot, derived: Derived, preds: Predictions) -> None:
         # A collect that finishes while the app shuts down finds its widgets gone.
@@ -208,7 +249,7 @@ class QuotatopApp(App[None]):
         for name, d in self.history.items():
             hist.setdefault(name, list(d))
         self.data = ViewData(snap=snap, derived=derived, predictions=preds, now=self.clock(),
-                             history=hist)
+                             history=hist, incidents=self.incident_state)
         self._dirty = set(VIEW_IDS)
         self._paint_active()
         self._paint_header()
@@ -244,6 +285,15 @@ class QuotatopApp(App[None]):
             t.append("PAUSED", style="bold yellow")
         if tl is not None:
             t.append(f" │ replay {tl.position + 1}/{tl.frames} ×{tl.speed:g}")
+        rec = self.recording
+        if rec.active and rec.path is not None:
+            t.append(" │ ")
+            t.append(f"● REC {rec.path.name}", style="bold red")
+            t.append(f" {rec.frames}", style="dim")
+        n_open = len(self.incident_state.open)
+        if n_open:
+            t.append(" │ ")
+            t.append(f"▲ {n_open} incident{'s' if n_open > 1 else ''}", style="bold yellow")
         if snap is not None:
             t.append(f" │ {snap.cluster or 'cluster'} │ {snap.source or self.collector.name}")
             age = duration(now - self.last_ok) if self.last_ok is not None else "—"
@@ -260,10 +310,17 @@ class QuotatopApp(App[None]):
             bad = [s for s in snap.status if not s.ok]
             if bad:
                 reason = "; ".join(f"{s.name}: {s.error or 'failed'}" for s in bad[:3])
+        lines = []
         if reason:
             kept = (f" — showing the last good data ({duration(now - self.last_ok)} old)"
                     if self.last_ok is not None else " — no data yet")
-            banner.update(f"⚠ {reason}{kept}")
+            lines.append(f"⚠ {reason}{kept}")
+        if self.recording.error:
+            lines.append(f"⚠ {self.recording.error}")
+        if self.incident_state.error:
+            lines.append(f"⚠ {self.incident_state.error}")
+        if lines:
+            banner.update("\n".join(lines))
             banner.add_class("shown")
         else:
             banner.remove_class("shown")
@@ -277,8 +334,8 @@ class QuotatopApp(App[None]):
         focused = self.focused
         if focused is not None and (focused is view or view in focused.ancestors):
             return  # already inside (e.g. the filter box): keep it
-        target = next(iter(view.query(JobTable)), None) or next(iter(view.query(DataTable)),
-                                                                None)
+        target = next((w for cls in (JobTable, PendingList, NodeGrid, DataTable)
+                       for w in view.query(cls)), None)
         if target is not None:
             target.focus()
         elif vid == "timeline":
@@ -315,6 +372,28 @@ class QuotatopApp(App[None]):
 
     def action_refresh_now(self) -> None:
         self.refresh_now()
+
+    def action_toggle_record(self) -> None:
+        """R: start or stop recording what this session collects."""
+        if self.recording.active:
+            self._record_stop()
+            self.notify("recording stopped", timeout=2)
+        else:
+            self._record_start(self.snapshot)
+            self.notify(f"recording into {self.recording.directory}", timeout=2)
+
+    @work(thread=True, group="record", description="record start")
+    def _record_start(self, snap: Snapshot | None) -> None:
+        self.recording.start(snap, self.collector.name)
+        self.call_from_thread(self._header_unless_closing)
+
+    @work(thread=True, group="record", description="record stop")
+    def _record_stop(self) -> None:
+        self.recording.stop()
+        self.call_from_thread(self._header_unless_closing)
+
+    def on_unmount(self) -> None:
+        self.recording.stop()  # the last frame is committed; the file stays readable
 
     def action_next_theme(self) -> None:
         names = sorted(self.available_themes)

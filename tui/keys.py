@@ -5,11 +5,13 @@ from __future__ import annotations
 
 KEYS: tuple[tuple[str, str, str], ...] = (
     ("everywhere", "1 … 7", "Overview, Quota, Priority, Elastic, Queue, Nodes, Timeline"),
+    ("everywhere", "8", "Incidents: open and closed, teams, jobs, suggested remedy"),
     ("everywhere", "← → on the tab bar", "previous / next screen"),
     ("everywhere", ": or ctrl+p", "command palette (screens, themes, help)"),
     ("everywhere", "/", "filter the queue (opens the Queue)"),
     ("everywhere", "space", "pause / resume refresh (replay: play / pause)"),
     ("everywhere", "r", "refresh now"),
+    ("everywhere", "R", "start / stop recording this session (● REC in the header)"),
     ("everywhere", "t", "next theme"),
     ("everywhere", "?", "this help"),
     ("everywhere", "q", "quit"),

@@ -8,20 +8,20 @@ pending reason. Views never import the core directly.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
-from collectors.model import PENDING, Job, Snapshot, to_msgpack
+from collectors.model import Job, Snapshot, to_msgpack
 from tui.reasons import in_words
 
 CORE = "core"
 SOURCE = "source estimate"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Prediction:
     start: float | None
     nodes: tuple[str, ...] = ()
@@ -49,10 +49,12 @@ def _field(entry: Any, *names: str) -> Any:
     return None
 
 
-def _parse(entry: Any) -> tuple[str, Prediction] | None:
+def job_id_of(entry: Any) -> str | None:
     job_id = _field(entry, "job_id", "id", "job")
-    if job_id is None:
-        return None
+    return None if job_id is None else str(job_id)
+
+
+def parse_entry(entry: Any) -> Prediction:
     start = _field(entry, "start", "predicted_start", "start_time")
     factors = _field(entry, "factors", "priority_factors") or {}
     if isinstance(factors, msgspec.Struct):
@@ -61,7 +63,7 @@ def _parse(entry: Any) -> tuple[str, Prediction] | None:
         factors = {}
     preempts = [p if isinstance(p, str) else _field(p, "job_id", "id")
                 for p in (_field(entry, "preemptions", "preempts") or ())]
-    return str(job_id), Prediction(
+    return Prediction(
         start=float(start) if start is not None else None,
         nodes=tuple(str(n) for n in (_field(entry, "nodes") or ())),
         binding=str(_field(entry, "binding", "constraint", "binding_constraint", "reason") or ""),
@@ -70,32 +72,74 @@ def _parse(entry: Any) -> tuple[str, Prediction] | None:
         origin=CORE)
 
 
+class CoreAnswers(Mapping[str, Prediction]):
+    """The core's entries by job id, in its order, converted on lookup: at 100k
+    pending jobs a converted copy of every entry would cost tens of MB, and the
+    views only look up the rows on screen."""
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self._raw = raw
+
+    def __getitem__(self, job_id: str) -> Prediction:
+        return parse_entry(self._raw[job_id])
+
+    def get(self, job_id: str, default: Any = None) -> Any:  # type: ignore[override]
+        entry = self._raw.get(job_id)
+        return default if entry is None else parse_entry(entry)
+
+    def start_of(self, job_id: str) -> float | None:
+        entry = self._raw[job_id]
+        # The core's Struct has .start: skip the generic lookup (sorting 100k rows).
+        start = getattr(entry, "start", None) if not isinstance(entry, Mapping) else \
+            _field(entry, "start", "predicted_start", "start_time")
+        return float(start) if start is not None else None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
 def from_source(job: Job) -> Prediction:
     return Prediction(start=job.estimated_start, nodes=tuple(job.nodes),
                       binding=in_words(job.reason), origin=SOURCE)
 
 
 class Predictions:
-    """Lookup per job: the core's answer when it gave one, else the source's."""
+    """Lookup per job: the core's answer when it gave one, else the source's.
 
-    def __init__(self, by_id: dict[str, Prediction] | None = None, error: str | None = None,
-                 pending: bool = False):
-        self.by_id = by_id or {}  # in the core's order: the order it will start them
+    ``taken_at`` is the time of the snapshot the core answered for: at 100k
+    pending jobs its answer may arrive a few refreshes later and is still shown
+    (matched by job id) until a newer one lands."""
+
+    def __init__(self, by_id: Mapping[str, Prediction] | None = None, error: str | None = None,
+                 pending: bool = False, taken_at: float | None = None):
+        self.by_id: Mapping[str, Prediction] = by_id or {}  # in the core's order
         self.error = error
-        self.pending = pending  # the core is still computing; source estimates meanwhile
+        self.pending = pending  # the core is computing; older answers or source estimates
+        self.taken_at = taken_at
 
     @property
     def from_core(self) -> bool:
         return bool(self.by_id)
 
+    def updating(self) -> Predictions:
+        """The same answers, marked as being recomputed for a newer snapshot."""
+        return Predictions(self.by_id, error=self.error, pending=True, taken_at=self.taken_at)
+
     def get(self, job: Job) -> Prediction:
         p = self.by_id.get(job.id)
         return p if p is not None else from_source(job)
 
-
-# Above this many pending jobs the core is not asked: at 100k it currently takes
-# over a minute and holds the GIL, which would freeze the UI thread meanwhile.
-MAX_PENDING_FOR_CORE = 20_000
+    def start(self, job: Job) -> float | None:
+        """Just the predicted start (sorting 100k rows needs nothing else)."""
+        if isinstance(self.by_id, CoreAnswers):
+            try:
+                return self.by_id.start_of(job.id)
+            except KeyError:
+                return job.estimated_start
+        return self.get(job).start
 
 
 def core_available() -> bool:
@@ -103,23 +147,23 @@ def core_available() -> bool:
 
 
 def predict(snap: Snapshot) -> Predictions:
-    """Ask the core (when it has ``predict``); never raises — a failure is a note."""
+    """Ask the core (when it has ``predict``); never raises — a failure is a note.
+
+    No size cutoff: the core releases the GIL while it computes, so even a
+    minute-long answer at 100k pending jobs runs beside a responsive UI in its
+    own worker (re-measure with ``bench/tui.py``)."""
     fn = core_predict()
     if fn is None:
         return Predictions()
-    pending = sum(1 for j in snap.jobs if j.state == PENDING)
-    if pending > MAX_PENDING_FOR_CORE:
-        return Predictions(error=f"core prediction skipped: {pending:,} pending jobs "
-                                 f"> {MAX_PENDING_FOR_CORE:,}")
     try:
         result = fn(to_msgpack(snap))
     except Exception as e:  # the core is optional here; its failure must not stop the view
-        return Predictions(error=f"core prediction failed: {e}")
+        return Predictions(error=f"core prediction failed: {e}", taken_at=snap.taken_at)
     if isinstance(result, Mapping):
         result = [dict(v, job_id=k) if isinstance(v, Mapping) else v for k, v in result.items()]
-    out: dict[str, Prediction] = {}
+    raw: dict[str, Any] = {}
     for entry in result or ():
-        parsed = _parse(entry)
-        if parsed:
-            out[parsed[0]] = parsed[1]
-    return Predictions(out)
+        job_id = job_id_of(entry)
+        if job_id is not None:
+            raw[job_id] = entry
+    return Predictions(CoreAnswers(raw), taken_at=snap.taken_at)

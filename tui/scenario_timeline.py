@@ -1,6 +1,8 @@
 """The bundled demo scenario driven like a replay, so the Timeline screen (and
 space to pause) work without a recording: one frame per scenario step, one
-step per refresh at ×1, `speed` steps per refresh above that."""
+step per refresh at ×1, `speed` steps per refresh above that. Frame times and
+incident marks come from the source: step numbers and none for the fifo seed,
+simulated instants and the detectors' incidents for a v2 scenario."""
 
 from __future__ import annotations
 
@@ -35,14 +37,14 @@ class ScenarioTimeline:
 
     @property
     def start_time(self) -> float:
-        return 0.0
+        return self.source.time_at(0)
 
     @property
     def end_time(self) -> float:
-        return float(max(0, self.frames - 1))
+        return self.source.time_at(max(0, self.frames - 1))
 
     def time_at(self, index: int) -> float:
-        return float(index)
+        return self.source.time_at(index)
 
     def pause(self) -> None:
         self._paused = True
@@ -55,13 +57,14 @@ class ScenarioTimeline:
         self._goto(self.position + frames)
 
     def seek(self, t: float) -> None:
-        self._goto(int(t))
+        self._goto(self.source.index_at(t))
 
     def set_speed(self, speed: float) -> None:
         self._speed = max(1.0, speed)
 
     def incident_marks(self) -> list[IncidentMark]:
-        return []
+        # The scenario's own detector run over the whole play, same fields.
+        return self.source.incident_marks()  # type: ignore[return-value]
 
     def _goto(self, index: int) -> None:
         self.source.position = min(max(0, index), self.frames - 1)

@@ -8,10 +8,18 @@ from collections import deque
 
 from msgspec import Struct
 
-from collectors.model import PENDING, RUNNING, Snapshot
+from collectors.model import PENDING, RUNNING, Job, Snapshot
 from quotatop.incidents.config import StarvationConfig
 from quotatop.incidents.episodes import Episodes
 from quotatop.incidents.model import STARVATION, Incident
+
+
+def queued_since(job: Job) -> float:
+    """When the job last became eligible to start. A requeued (preempted) job's
+    wait restarts at its requeue, as Slurm resets its EligibleTime and sacct
+    counts queue wait from eligibility; without this, a job that ran and was
+    preempted by a team reclaiming its guarantee would read as starving."""
+    return max(job.submit_time, job.eligible_time or job.submit_time)
 
 
 class _Start(Struct, frozen=True):
@@ -43,7 +51,7 @@ class StarvationDetector:
                     j.id in self.pending_priority
                     or (self.prev_t is not None and (j.start_time or 0) > self.prev_t)):
                 self.starts.append(_Start(at=j.start_time or t, job=j.id, team=j.team,
-                                          submit=j.submit_time,
+                                          submit=queued_since(j),
                                           priority=self.pending_priority.pop(j.id, j.priority)))
         self.pending_priority = {j.id: j.priority for j in snap.jobs if j.state == PENDING}
         self.prev_t = t
@@ -55,10 +63,11 @@ class StarvationDetector:
             for j in snap.jobs:
                 if j.state != PENDING:
                     continue
-                wait = t - j.submit_time
+                since = queued_since(j)
+                wait = t - since
                 if wait < cfg.min_wait or wait < cfg.wait_factor * max(peer_wait, 1.0):
                     continue
-                passed = [s for s in self.starts if s.submit > j.submit_time or (
+                passed = [s for s in self.starts if s.submit > since or (
                     j.priority is not None and s.priority is not None
                     and s.priority < j.priority)]
                 if len(passed) < cfg.min_bypassed:
@@ -74,11 +83,12 @@ class StarvationDetector:
         # newer job that started with a higher priority.
         need = 0.0
         for s in passed:
-            if job.priority is None or s.priority is None or s.submit <= job.submit_time:
+            since = queued_since(job)
+            if job.priority is None or s.priority is None or s.submit <= since:
                 continue
             gap = s.priority - job.priority
             if gap > 0:
-                need = max(need, gap / ((s.submit - job.submit_time) / 3600.0))
+                need = max(need, gap / ((s.submit - since) / 3600.0))
         if need > 0:
             details["age_priority_per_hour_needed"] = need
             suggestion = (f"aging of ≥ {need:.0f} priority points per hour waited would put "

@@ -18,6 +18,25 @@ fn pending_in_submit_order(e: &Engine) -> Vec<usize> {
 }
 
 pub fn predict(snapshot: &[u8], policy: &Policy, horizon: f64) -> Result<Vec<u8>, String> {
+    predict_with(snapshot, policy, horizon, |rows| rmp_serde::to_vec(rows).map_err(|e| format!("cannot encode predictions: {e}")))
+}
+
+/// The predictions as one buffer of concatenated msgpack rows and the offset
+/// where each row starts (plus the end), so Python decodes a row only when it is read.
+pub fn predict_rows(snapshot: &[u8], policy: &Policy, horizon: f64) -> Result<(Vec<u8>, Vec<u64>), String> {
+    predict_with(snapshot, policy, horizon, |rows| {
+        let mut buf = Vec::with_capacity(rows.len() * 128);
+        let mut offsets = Vec::with_capacity(rows.len() + 1);
+        for row in rows {
+            offsets.push(buf.len() as u64);
+            rmp_serde::encode::write(&mut buf, row).map_err(|e| format!("cannot encode predictions: {e}"))?;
+        }
+        offsets.push(buf.len() as u64);
+        Ok((buf, offsets))
+    })
+}
+
+fn predict_with<T>(snapshot: &[u8], policy: &Policy, horizon: f64, encode: impl FnOnce(&[PredRow]) -> Result<T, String>) -> Result<T, String> {
     if !horizon.is_finite() || horizon < 0.0 {
         return Err(format!("horizon {horizon} must be a finite number of seconds >= 0"));
     }
@@ -26,6 +45,7 @@ pub fn predict(snapshot: &[u8], policy: &Policy, horizon: f64) -> Result<Vec<u8>
     let c = Cluster::build(&snap, &[], now, now + horizon, true)?;
     let mut e = Engine::new(c, policy, now);
     e.static_priority = true;
+    e.keep_events = false;
     e.compute_priorities(now);
     let mut queue: Vec<usize> = (0..e.c.jobs.len()).filter(|&j| e.c.jobs[j].st == St::Pending).collect();
     {
@@ -75,7 +95,7 @@ pub fn predict(snapshot: &[u8], policy: &Policy, horizon: f64) -> Result<Vec<u8>
         let nodes: Vec<&str> = if start.is_some() { job.first_nodes.iter().map(|&n| e.c.nodes[n].name).collect() } else { Vec::new() };
         rows.push((job.id, state, start, end, nodes, reason, preempts, job.prio, job.factors));
     }
-    rmp_serde::to_vec(&rows).map_err(|e| format!("cannot encode predictions: {e}"))
+    encode(&rows)
 }
 
 type EvRow<'a> = (f64, &'static str, &'a str, Vec<&'a str>, Option<&'a str>, Option<String>);

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::wire::{WJob, WRes, WSnapshot, CPU, GPU, MEM, V3};
+use crate::wire::{WJob, WQuota, WRes, WSnapshot, CPU, GPU, MEM, V3};
 
 pub const INF: f64 = f64::INFINITY;
 
@@ -26,9 +26,11 @@ pub struct Team<'a> {
     pub parent: Option<usize>,
     pub cohort: usize,
     pub has_g: bool,
-    pub g: V3,
-    pub m: V3,
-    pub l: V3,
+    /// Quota per dimension: cpu, memory, gpu, then one per typed GPU key
+    /// (`Cluster::qtypes`) some team's quota names.
+    pub g: Vec<f64>,
+    pub m: Vec<f64>,
+    pub l: Vec<f64>,
     pub preemptible: bool,
     pub shares: f64,
     pub raw_usage: Option<f64>,
@@ -71,6 +73,8 @@ pub struct Job<'a> {
     pub per_node: V3,
     pub nn: usize,
     pub gtype: Option<&'a str>,
+    /// Quota dimension of the typed GPU request, if a team quota names its type.
+    pub qdim: Option<usize>,
     pub limit: Option<f64>,
     /// Run time still to go (actual duration in simulation, limit in prediction).
     pub remaining: f64,
@@ -101,8 +105,35 @@ pub struct Cluster<'a> {
     pub part_factor: BTreeMap<&'a str, f64>,
     pub part_nodes: BTreeMap<&'a str, Vec<usize>>,
     pub total: V3,
+    /// Typed GPU keys named in team quotas; key k is quota dimension 3 + k.
+    pub qtypes: Vec<&'a str>,
     /// The dimension usage and fairness are counted in: GPUs, or CPUs on a CPU-only cluster.
     pub unit: usize,
+}
+
+fn quota_ok(what: &str, r: &Option<WQuota<'_>>, field: &str) -> Result<(), String> {
+    if let Some(q) = r {
+        if let Some((k, x)) = q.res.bad {
+            return Err(format!("{what}: {field} {k} = {x} is negative or not a number"));
+        }
+    }
+    Ok(())
+}
+
+/// A quota as one vector over the quota dimensions, absent keys as `missing`;
+/// plain `gpu` comes from the plain key only (typed keys are their own dimensions).
+fn quota_vec(q: &WQuota<'_>, qtypes: &[&str], missing: f64) -> Vec<f64> {
+    let mut v: Vec<f64> = (0..3).map(|d| q.res.v[d].unwrap_or(missing)).collect();
+    v.extend(qtypes.iter().map(|t| q.typed.iter().find(|(k, _)| k == t).map_or(missing, |x| x.1)));
+    v
+}
+
+fn quota_has(q: &WQuota<'_>, qtypes: &[&str], d: usize) -> bool {
+    if d < 3 {
+        q.res.v[d].is_some()
+    } else {
+        q.typed.iter().any(|(k, _)| *k == qtypes[d - 3])
+    }
 }
 
 fn res_ok(what: &str, r: &Option<WRes<'_>>, field: &str) -> Result<(), String> {
@@ -183,12 +214,24 @@ impl<'a> Cluster<'a> {
         let mut team_ix: BTreeMap<&str, usize> = BTreeMap::new();
         let mut cohorts: Vec<&str> = vec![""];
         let mut teams = Vec::with_capacity(snap.teams.len());
+        let mut qtypes: Vec<&str> = Vec::new();
+        for t in &snap.teams {
+            for q in [&t.guarantee, &t.max, &t.lendable].into_iter().flatten() {
+                for (k, _) in &q.typed {
+                    if !qtypes.contains(k) {
+                        qtypes.push(k);
+                    }
+                }
+            }
+        }
+        qtypes.sort_unstable();
+        let nd = 3 + qtypes.len();
         for t in &snap.teams {
             let what = format!("team {:?}", t.name);
+            for (f, r) in [("guarantee", &t.guarantee), ("max", &t.max), ("lendable", &t.lendable)] {
+                quota_ok(&what, r, f)?;
+            }
             for (f, r) in [
-                ("guarantee", &t.guarantee),
-                ("max", &t.max),
-                ("lendable", &t.lendable),
                 ("per_job_limit", &t.per_job_limit),
                 ("per_user_limit", &t.per_user_limit),
             ] {
@@ -214,21 +257,22 @@ impl<'a> Cluster<'a> {
                 }
             };
             let has_g = t.guarantee.is_some();
-            let (mut g, mut m, mut l) = ([INF; 3], [INF; 3], [0.0; 3]);
-            if let Some(mx) = t.max {
-                m = mx.limits(INF);
+            let (mut g, mut m, mut l) = (vec![INF; nd], vec![INF; nd], vec![0.0; nd]);
+            if let Some(mx) = &t.max {
+                m = quota_vec(mx, &qtypes, INF);
             }
-            if let Some(gr) = t.guarantee {
-                for d in 0..3 {
-                    let tracked = gr.has(d) || t.max.is_some_and(|x| x.has(d));
+            if let Some(gr) = &t.guarantee {
+                let gv = quota_vec(gr, &qtypes, 0.0);
+                for d in 0..nd {
+                    let tracked = quota_has(gr, &qtypes, d) || t.max.as_ref().is_some_and(|x| quota_has(x, &qtypes, d));
                     if tracked {
-                        g[d] = gr.limits(0.0)[d];
+                        g[d] = gv[d];
                         l[d] = g[d];
                     }
                 }
-                if let Some(ln) = t.lendable {
-                    let lv = ln.limits(INF);
-                    for d in 0..3 {
+                if let Some(ln) = &t.lendable {
+                    let lv = quota_vec(ln, &qtypes, INF);
+                    for d in 0..nd {
                         if g[d].is_finite() {
                             l[d] = lv[d].min(g[d]);
                         }
@@ -317,6 +361,7 @@ impl<'a> Cluster<'a> {
             part_factor,
             part_nodes,
             total: [0.0; 3],
+            qtypes,
             unit: GPU,
         };
         let mut ids: BTreeMap<&str, ()> = BTreeMap::new();
@@ -353,7 +398,7 @@ impl<'a> Cluster<'a> {
                     // A job of an account the source lists no quota for: a team with no limits.
                     team_ix.insert(w.team, c.teams.len());
                     c.teams.push(Team {
-                        name: w.team, parent: None, cohort: 0, has_g: false, g: [INF; 3], m: [INF; 3], l: [0.0; 3],
+                        name: w.team, parent: None, cohort: 0, has_g: false, g: vec![INF; nd], m: vec![INF; nd], l: vec![0.0; nd],
                         preemptible: true, shares: 1.0, raw_usage: None, per_job: None, per_user: None,
                         max_wall: None, max_submit: None, declared: false,
                     });
@@ -393,6 +438,7 @@ impl<'a> Cluster<'a> {
                 per_node,
                 nn,
                 gtype: w.request.and_then(|r| r.typed.map(|t| t.0)),
+                qdim: w.request.and_then(|r| r.typed).and_then(|(t, _)| c.qtypes.iter().position(|k| *k == t)).map(|k| 3 + k),
                 limit: w.time_limit,
                 remaining: w.duration.or(w.time_limit).unwrap_or(INF),
                 submit: w.submit_time,

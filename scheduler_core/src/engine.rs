@@ -3,9 +3,11 @@
 //! placement, preemption, EASY or conservative backfill) and the event loop
 //! that runs passes forward in time. docs/core.md gives the source of each rule.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use crate::cluster::{dim_name, fits, id_cmp, Cluster, St, INF};
+use crate::freeindex::FreeIndex;
 use crate::policy::{Backfill, FairShareMode, Placement, Policy, PreemptMode, QuotaMode};
 use crate::wire::{CPU, GPU, MEM, V3};
 
@@ -29,6 +31,79 @@ pub enum Block {
     Fifo { head: usize },
     Gang,
     Hold(String),
+}
+
+/// What a job's turn in a pass means for the peers of its class.
+enum Outcome {
+    /// Go on with the next job of the class.
+    Next,
+    /// Every peer would fail the same way in this pass.
+    Drop,
+    /// Room was freed by preemption: dropped classes may start again.
+    Preempted,
+    /// Backfill is off and the head is blocked: nothing below it starts.
+    Stop,
+}
+
+type Shape<'a> = (u64, u64, u64, usize, Option<&'a str>, Option<&'a str>, u64);
+
+struct PassCtx<'a> {
+    res: Vec<Reservation>,
+    res_holder: Vec<usize>,
+    stopped_by: Option<usize>,
+    fifo_blocked: BTreeMap<usize, usize>,
+    gang_tried: BTreeSet<usize>,
+    failed_shapes: BTreeSet<Shape<'a>>,
+    /// Shapes that found no room even ignoring reservations.
+    unfit_shapes: BTreeSet<Shape<'a>>,
+    max_res: usize,
+}
+
+/// The static queue split into classes of jobs that every check treats alike:
+/// same per-node shape, node count, typed GPU, partition, limit, team, QoS,
+/// QoS class, and user where a per-user limit applies. A gang member is a class
+/// of its own. Members are in queue order.
+struct Classes {
+    members: Vec<Vec<usize>>,
+    rank: Vec<usize>,
+    class_of: Vec<usize>,
+    pos: Vec<usize>,
+    lo: Vec<usize>,
+    cursor: Vec<usize>,
+}
+
+impl Classes {
+    fn build(c: &Cluster, order: &[usize]) -> Classes {
+        let n = c.jobs.len();
+        let (mut rank, mut class_of, mut pos) = (vec![usize::MAX; n], vec![0; n], vec![0; n]);
+        let mut keys: BTreeMap<((u64, u64, u64), (u64, u64, u64), usize, Option<&str>, Option<&str>, u64, (usize, usize, i32), Option<&str>, usize), usize> = BTreeMap::new();
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        for (r, &j) in order.iter().enumerate() {
+            let job = &c.jobs[j];
+            rank[j] = r;
+            let q = &c.qos[job.qos];
+            let t = &c.teams[job.team];
+            let per_user = q.max_tres_user.is_some() || q.max_jobs_user.is_some() || t.per_user.is_some();
+            let b = |x: f64| x.to_bits();
+            let key = (
+                (b(job.per_node[CPU]), b(job.per_node[MEM]), b(job.per_node[GPU])),
+                (b(job.total[CPU]), b(job.total[MEM]), b(job.total[GPU])),
+                job.nn, job.gtype, job.part, b(job.limit.unwrap_or(INF)),
+                (job.team, job.qos, job.class_rank),
+                if per_user { Some(job.user) } else { None },
+                if job.gang.is_some() { j } else { usize::MAX },
+            );
+            let k = *keys.entry(key).or_insert_with(|| {
+                members.push(Vec::new());
+                members.len() - 1
+            });
+            class_of[j] = k;
+            pos[j] = members[k].len();
+            members[k].push(j);
+        }
+        let nc = members.len();
+        Classes { members, rank, class_of, pos, lo: vec![0; nc], cursor: vec![0; nc] }
+    }
 }
 
 struct Reservation {
@@ -59,9 +134,39 @@ pub struct Engine<'a, 'p> {
     pub team_last_end: Vec<Option<usize>>,
     pub static_priority: bool,
     pub record_first: bool,
+    /// predict reads no event stream: it is not kept there.
+    pub keep_events: bool,
     pub resource_blocked: bool,
     /// Under static priorities the queue order never changes: sorted once.
     order_cache: Option<Vec<usize>>,
+    classes: Option<Classes>,
+    free_ix: FreeIndex,
+    /// Per (per-node need, GPU type, partition): nodes that could ever hold it.
+    eligible_count: BTreeMap<((u64, u64, u64), Option<&'a str>, Option<&'a str>), usize>,
+    /// Victims requeued in the current pass: not pending when it began.
+    requeued_now: Vec<usize>,
+}
+
+type Scored = ((f64, f64, f64), usize);
+
+fn score_cmp(a: &Scored, b: &Scored) -> std::cmp::Ordering {
+    a.0 .0.total_cmp(&b.0 .0).then(a.0 .1.total_cmp(&b.0 .1)).then(a.0 .2.total_cmp(&b.0 .2)).then(a.1.cmp(&b.1))
+}
+
+/// The `nn` best-scored candidates, in node order; None if too few.
+fn pick(mut cands: Vec<Scored>, nn: usize) -> Option<Vec<usize>> {
+    if cands.len() < nn {
+        return None;
+    }
+    if nn == 1 {
+        return cands.iter().min_by(|a, b| score_cmp(a, b)).map(|c| vec![c.1]);
+    }
+    if nn < cands.len() {
+        cands.select_nth_unstable_by(nn - 1, score_cmp);
+    }
+    let mut v: Vec<usize> = cands[..nn].iter().map(|c| c.1).collect();
+    v.sort_unstable();
+    Some(v)
 }
 
 fn bits(t: f64) -> u64 {
@@ -115,8 +220,13 @@ impl<'a, 'p> Engine<'a, 'p> {
             team_last_end: vec![None; nt],
             static_priority: false,
             record_first: false,
+            keep_events: true,
             resource_blocked: false,
             order_cache: None,
+            classes: None,
+            free_ix: FreeIndex::new(std::iter::empty()),
+            eligible_count: BTreeMap::new(),
+            requeued_now: Vec::new(),
         };
         for j in 0..e.c.jobs.len() {
             if e.c.jobs[j].st == St::Running {
@@ -132,6 +242,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 }
             }
         }
+        e.free_ix = FreeIndex::new(e.c.nodes.iter().map(|n| n.free));
         for t in 0..nt {
             e.fs_usage[t] = e.c.teams[t].raw_usage.unwrap_or(e.usage[t][e.c.unit]);
         }
@@ -144,14 +255,26 @@ impl<'a, 'p> Engine<'a, 'p> {
         for (d, x) in tot.iter().enumerate() {
             self.usage[t][d] += sign * x;
         }
-        let e = self.user_qos.entry((q, u)).or_insert(([0.0; 3], 0));
-        for (d, x) in tot.iter().enumerate() {
-            e.0[d] += sign * x;
+        // Per-user totals are kept only where a per-user limit reads them.
+        let qq = &self.c.qos[q];
+        if qq.max_tres_user.is_some() || qq.max_jobs_user.is_some() {
+            let e = self.user_qos.entry((q, u)).or_insert(([0.0; 3], 0));
+            for (d, x) in tot.iter().enumerate() {
+                e.0[d] += sign * x;
+            }
+            e.1 += sign as i64;
         }
-        e.1 += sign as i64;
-        let e = self.user_team.entry((t, u)).or_insert([0.0; 3]);
-        for (d, x) in tot.iter().enumerate() {
-            e[d] += sign * x;
+        if self.c.teams[t].per_user.is_some() {
+            let e = self.user_team.entry((t, u)).or_insert([0.0; 3]);
+            for (d, x) in tot.iter().enumerate() {
+                e[d] += sign * x;
+            }
+        }
+    }
+
+    fn event(&mut self, t: f64, ev: Ev) {
+        if self.keep_events {
+            self.events.push((t, ev));
         }
     }
 
@@ -316,8 +439,20 @@ impl<'a, 'p> Engine<'a, 'p> {
                 }
             }
         }
-        // Could it fit on an empty cluster?
-        let eligible = (0..self.c.nodes.len()).filter(|&n| self.c.node_eligible(j, n) && fits(&self.c.nodes[n].cap, &job.per_node)).count();
+        // Could it fit on an empty cluster? (Counted once per shape.)
+        let b = |x: f64| x.to_bits();
+        let key = ((b(job.per_node[CPU]), b(job.per_node[MEM]), b(job.per_node[GPU])), job.gtype, job.part);
+        let eligible = match self.eligible_count.get(&key) {
+            Some(&k) => k,
+            None => {
+                let k = (0..self.c.nodes.len()).filter(|&n| self.c.node_eligible(j, n) && fits(&self.c.nodes[n].cap, &job.per_node)).count();
+                self.eligible_count.insert(key, k);
+                k
+            }
+        };
+        let job = &self.c.jobs[j];
+        let team = &self.c.teams[job.team];
+        let q = &self.c.qos[job.qos];
         if eligible < job.nn {
             let d = if job.per_node[GPU] > 0.0 { GPU } else { CPU };
             let largest = (0..self.c.nodes.len()).filter(|&n| self.c.node_eligible(j, n)).map(|n| self.c.nodes[n].cap[d]).fold(0.0, f64::max);
@@ -346,7 +481,7 @@ impl<'a, 'p> Engine<'a, 'p> {
     pub fn admit_submit(&mut self, j: usize, t: f64) -> bool {
         if let Some(r) = self.reject_check(j) {
             self.c.jobs[j].st = St::Rejected;
-            self.events.push((t, Ev::Reject { job: j, reason: r.clone() }));
+            self.event(t, Ev::Reject { job: j, reason: r.clone() });
             self.reject_reason.insert(j, r);
             return false;
         }
@@ -367,6 +502,9 @@ impl<'a, 'p> Engine<'a, 'p> {
     fn hold_check(&self, j: usize) -> Option<String> {
         let job = &self.c.jobs[j];
         let q = &self.c.qos[job.qos];
+        if q.max_tres_user.is_none() && q.max_jobs_user.is_none() && self.c.teams[job.team].per_user.is_none() {
+            return None;
+        }
         let (used, count) = self.user_qos.get(&(job.qos, job.user)).copied().unwrap_or(([0.0; 3], 0));
         if let Some(lim) = q.max_tres_user {
             for d in 0..3 {
@@ -501,25 +639,25 @@ impl<'a, 'p> Engine<'a, 'p> {
         let job = &self.c.jobs[j];
         let need = job.per_node;
         let mut cands: Vec<((f64, f64, f64), usize)> = Vec::new();
-        for n in 0..self.c.nodes.len() {
-            let f = match free {
-                Some(fr) => &fr[n],
-                None => &self.c.nodes[n].free,
-            };
+        let mut visit = |n: usize, f: &V3| -> bool {
             if fits(f, &need) && self.c.node_eligible(j, n) && (res.is_empty() || self.clear_of(n, self.now, to, &need, res)) {
                 cands.push((self.score(f, &need), n));
-                if job.nn == 1 && self.p.placement == Placement::BestFit && cands.last().is_some_and(|c| c.0 .0 == 0.0 && c.0 .1 == 0.0 && c.0 .2 == 0.0) {
-                    break; // a perfect fit: nothing can beat it, and earlier nodes win ties
+                // A perfect fit: nothing can beat it, and earlier nodes win ties.
+                return job.nn == 1 && self.p.placement == Placement::BestFit && cands.last().is_some_and(|c| c.0 .0 == 0.0 && c.0 .1 == 0.0 && c.0 .2 == 0.0);
+            }
+            false
+        };
+        match free {
+            Some(fr) => {
+                for (n, f) in fr.iter().enumerate() {
+                    if visit(n, f) {
+                        break;
+                    }
                 }
             }
+            None => self.free_ix.each_fitting(&need, |n| visit(n, &self.c.nodes[n].free)),
         }
-        if cands.len() < job.nn {
-            return None;
-        }
-        cands.sort_by(|a, b| a.0 .0.total_cmp(&b.0 .0).then(a.0 .1.total_cmp(&b.0 .1)).then(a.0 .2.total_cmp(&b.0 .2)).then(a.1.cmp(&b.1)));
-        let mut v: Vec<usize> = cands[..job.nn].iter().map(|c| c.1).collect();
-        v.sort_unstable();
-        Some(v)
+        pick(cands, job.nn)
     }
 
     /// Earliest start at or after `t` on the resolution grid within the
@@ -555,10 +693,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                     cands.push((self.score(&f, &need), n));
                 }
             }
-            if cands.len() >= job.nn {
-                cands.sort_by(|a, b| a.0 .0.total_cmp(&b.0 .0).then(a.0 .1.total_cmp(&b.0 .1)).then(a.0 .2.total_cmp(&b.0 .2)).then(a.1.cmp(&b.1)));
-                let mut v: Vec<usize> = cands[..job.nn].iter().map(|c| c.1).collect();
-                v.sort_unstable();
+            if let Some(v) = pick(cands, job.nn) {
                 return Some((tau, v));
             }
         }
@@ -576,6 +711,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             for (d, x) in need.iter().enumerate() {
                 self.c.nodes[n].free[d] -= x;
             }
+            self.free_ix.set(n, self.c.nodes[n].free);
             self.c.nodes[n].running.push(j);
         }
         self.account(j, 1.0);
@@ -594,7 +730,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         if end.is_finite() {
             self.ends.insert((bits(end), j, self.seq));
         }
-        self.events.push((t, Ev::Start { job: j, nodes, backfill }));
+        self.event(t, Ev::Start { job: j, nodes, backfill });
     }
 
     fn release(&mut self, j: usize) {
@@ -604,6 +740,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             for (d, x) in need.iter().enumerate() {
                 self.c.nodes[n].free[d] += x;
             }
+            self.free_ix.set(n, self.c.nodes[n].free);
             self.c.nodes[n].running.retain(|&r| r != j);
         }
         self.c.jobs[j].nodes = nodes;
@@ -619,7 +756,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         self.c.jobs[j].planned_end = t;
         self.team_last_end[self.c.jobs[j].team] = Some(j);
         self.on_leave_queue(j);
-        self.events.push((t, Ev::Finish(j)));
+        self.event(t, Ev::Finish(j));
     }
 
     fn preempt(&mut self, v: usize, by: usize, t: f64) {
@@ -640,8 +777,9 @@ impl<'a, 'p> Engine<'a, 'p> {
         if job.st == St::Cancelled {
             self.on_leave_queue(v);
         }
+        self.requeued_now.push(v);
         self.preempted_by.entry(by).or_default().push((v, mode));
-        self.events.push((t, Ev::Preempt { job: v, by, mode }));
+        self.event(t, Ev::Preempt { job: v, by, mode });
     }
 
     // -------------------------------------------------------------- preemption
@@ -759,99 +897,187 @@ impl<'a, 'p> Engine<'a, 'p> {
         if !self.static_priority {
             self.compute_priorities(t);
         }
-        let order = self.queue_order();
         let max_res = match self.p.backfill {
             Backfill::None => 0,
             Backfill::Easy => 1,
             Backfill::Conservative => self.p.bf_max_job_test,
         };
-        let mut res: Vec<Reservation> = Vec::new();
-        let mut res_holder: Vec<usize> = Vec::new();
-        let mut stopped_by: Option<usize> = None;
-        let mut fifo_blocked: BTreeMap<usize, usize> = BTreeMap::new();
-        let mut gang_tried: BTreeSet<usize> = BTreeSet::new();
-        let mut failed_shapes: BTreeSet<(u64, u64, u64, usize, Option<&str>, Option<&str>, u64)> = BTreeSet::new();
+        let mut cx = PassCtx {
+            res: Vec::new(),
+            res_holder: Vec::new(),
+            stopped_by: None,
+            fifo_blocked: BTreeMap::new(),
+            gang_tried: BTreeSet::new(),
+            failed_shapes: BTreeSet::new(),
+            unfit_shapes: BTreeSet::new(),
+            max_res,
+        };
         self.resource_blocked = false;
+        self.requeued_now.clear();
+        if self.static_priority && !self.record_first {
+            return self.pass_grouped(t, &mut cx);
+        }
+        let order = self.queue_order();
         for &j in &order {
-            if self.c.jobs[j].st != St::Pending {
-                continue;
+            self.consider(j, t, &mut cx);
+        }
+    }
+
+    /// The pass over a static queue without recording reasons: the queue is
+    /// merged from its job classes (same shape, team, QoS, limits), and a class
+    /// whose job could not start is dropped for the rest of the pass, since each
+    /// of its peers would fail the same way (free capacity and quota headroom
+    /// only shrink, reservations only grow) until a preemption frees room. So a
+    /// pass costs the classes and the starts, not the whole queue.
+    fn pass_grouped(&mut self, t: f64, cx: &mut PassCtx<'a>) {
+        if self.classes.is_none() {
+            self.queue_order();
+            let order = self.order_cache.as_ref().expect("sorted by queue_order");
+            self.classes = Some(Classes::build(&self.c, order));
+        }
+        let mut cl = self.classes.take().expect("built");
+        let mut heap: BinaryHeap<Reverse<(usize, usize)>> = BinaryHeap::with_capacity(cl.members.len());
+        for c in 0..cl.members.len() {
+            let m = &cl.members[c];
+            let mut lo = cl.lo[c];
+            while lo < m.len() && self.c.jobs[m[lo]].st != St::Pending {
+                lo += 1;
             }
-            let team = self.c.jobs[j].team;
-            if let Some(h) = stopped_by {
-                self.record(j, Block::Behind { head: h });
-                continue;
+            cl.lo[c] = lo;
+            cl.cursor[c] = lo;
+            if lo < m.len() {
+                heap.push(Reverse((cl.rank[m[lo]], c)));
             }
-            if self.p.strict_team_fifo {
-                if let Some(&h) = fifo_blocked.get(&team) {
-                    self.record(j, Block::Fifo { head: h });
+        }
+        let mut dropped: Vec<usize> = Vec::new();
+        while let Some(Reverse((r, c))) = heap.pop() {
+            let j = cl.members[c][cl.cursor[c]];
+            let pending_at_start = self.c.jobs[j].st == St::Pending && !self.requeued_now.contains(&j);
+            let outcome = if pending_at_start { self.consider(j, t, cx) } else { Outcome::Next };
+            match outcome {
+                Outcome::Stop => break,
+                Outcome::Drop => {
+                    dropped.push(c);
                     continue;
                 }
-            }
-            if let Some(g) = self.c.jobs[j].gang {
-                if gang_tried.insert(g) {
-                    self.try_gang(g, t, &res);
-                }
-                if self.c.jobs[j].st == St::Pending {
-                    fifo_blocked.entry(team).or_insert(j);
-                }
-                continue;
-            }
-            if let Some(h) = self.hold_check(j) {
-                self.record(j, Block::Hold(h));
-                fifo_blocked.entry(team).or_insert(j);
-                continue;
-            }
-            let total = self.c.jobs[j].total;
-            if let Some(b) = self.quota_check(team, &total, &self.usage) {
-                self.record(j, b);
-                fifo_blocked.entry(team).or_insert(j);
-                continue;
-            }
-            let job = &self.c.jobs[j];
-            let end = t + job.limit.unwrap_or(INF);
-            let shape = (job.per_node[CPU].to_bits(), job.per_node[MEM].to_bits(), job.per_node[GPU].to_bits(), job.nn, job.gtype, job.part, end.to_bits());
-            // A shape that found no room cannot find it later in this pass: free
-            // capacity only shrinks and reservations only grow, until a preemption.
-            let placed = if failed_shapes.contains(&shape) { None } else { self.place_now(j, &res, None, end) };
-            if let Some(nodes) = placed {
-                let bf = !res.is_empty();
-                self.start(j, nodes, t, bf);
-                continue;
-            }
-            failed_shapes.insert(shape);
-            if self.p.preemption && self.may_preempt(j) {
-                if let Some((victims, nodes)) = self.find_victims(j, t) {
-                    for v in victims {
-                        self.preempt(v, j, t);
+                Outcome::Next => {}
+                Outcome::Preempted => {
+                    // Room was freed: every dropped class resumes after this job.
+                    for d in dropped.drain(..) {
+                        let m = &cl.members[d];
+                        let k = m.partition_point(|&x| cl.rank[x] <= r);
+                        cl.cursor[d] = k;
+                        if k < m.len() {
+                            heap.push(Reverse((cl.rank[m[k]], d)));
+                        }
                     }
-                    self.start(j, nodes, t, false);
-                    failed_shapes.clear();
-                    continue;
+                    for &v in &self.requeued_now {
+                        let vc = cl.class_of[v];
+                        cl.lo[vc] = cl.lo[vc].min(cl.pos[v]);
+                    }
                 }
             }
-            self.resource_blocked = true;
-            fifo_blocked.entry(team).or_insert(j);
-            // Would it fit now but for a reservation?
-            let fits_ignoring = self.record_first && !res.is_empty() && self.place_now(j, &[], None, end).is_some();
-            if fits_ignoring {
-                let at = res.iter().map(|r| r.start).fold(INF, f64::min);
-                self.record(j, Block::Reservation { holder: res_holder[0], at });
-            } else {
-                self.record(j, Block::Nodes);
+            cl.cursor[c] += 1;
+            if let Some(&nx) = cl.members[c].get(cl.cursor[c]) {
+                heap.push(Reverse((cl.rank[nx], c)));
             }
-            if self.p.backfill == Backfill::None {
-                stopped_by = Some(j);
-                continue;
+        }
+        self.classes = Some(cl);
+    }
+
+    /// One job of a pass: start it, preempt for it, reserve for it, or record why not.
+    fn consider(&mut self, j: usize, t: f64, cx: &mut PassCtx<'a>) -> Outcome {
+        if self.c.jobs[j].st != St::Pending {
+            return Outcome::Next;
+        }
+        let team = self.c.jobs[j].team;
+        if let Some(h) = cx.stopped_by {
+            self.record(j, Block::Behind { head: h });
+            return Outcome::Stop;
+        }
+        if self.p.strict_team_fifo {
+            if let Some(&h) = cx.fifo_blocked.get(&team) {
+                self.record(j, Block::Fifo { head: h });
+                return Outcome::Drop;
             }
-            if res.len() < max_res {
-                if let Some((at, nodes)) = self.earliest(j, t, &res) {
-                    let need = self.c.jobs[j].per_node;
-                    let end = at + self.c.jobs[j].limit.unwrap_or(INF);
-                    res.push(Reservation { start: at, end, nodes, need });
-                    res_holder.push(j);
+        }
+        if let Some(g) = self.c.jobs[j].gang {
+            if cx.gang_tried.insert(g) {
+                self.try_gang(g, t, &cx.res);
+            }
+            if self.c.jobs[j].st == St::Pending {
+                cx.fifo_blocked.entry(team).or_insert(j);
+            }
+            return Outcome::Next;
+        }
+        if let Some(h) = self.hold_check(j) {
+            self.record(j, Block::Hold(h));
+            cx.fifo_blocked.entry(team).or_insert(j);
+            return Outcome::Drop;
+        }
+        let total = self.c.jobs[j].total;
+        if let Some(b) = self.quota_check(team, &total, &self.usage) {
+            self.record(j, b);
+            cx.fifo_blocked.entry(team).or_insert(j);
+            return Outcome::Drop;
+        }
+        let job = &self.c.jobs[j];
+        let end = t + job.limit.unwrap_or(INF);
+        let shape = (job.per_node[CPU].to_bits(), job.per_node[MEM].to_bits(), job.per_node[GPU].to_bits(), job.nn, job.gtype, job.part, end.to_bits());
+        // A shape that found no room cannot find it later in this pass: free
+        // capacity only shrinks and reservations only grow, until a preemption.
+        let placed = if cx.failed_shapes.contains(&shape) { None } else { self.place_now(j, &cx.res, None, end) };
+        if let Some(nodes) = placed {
+            let bf = !cx.res.is_empty();
+            self.start(j, nodes, t, bf);
+            return Outcome::Next;
+        }
+        cx.failed_shapes.insert(shape);
+        if self.p.preemption && self.may_preempt(j) {
+            if let Some((victims, nodes)) = self.find_victims(j, t) {
+                for v in victims {
+                    self.preempt(v, j, t);
+                }
+                self.start(j, nodes, t, false);
+                cx.failed_shapes.clear();
+                cx.unfit_shapes.clear();
+                return Outcome::Preempted;
+            }
+        }
+        self.resource_blocked = true;
+        cx.fifo_blocked.entry(team).or_insert(j);
+        // Would it fit now but for a reservation?
+        // (A shape that did not fit even so will not fit later in this pass either.)
+        let fits_ignoring = self.record_first
+            && !cx.res.is_empty()
+            && !cx.unfit_shapes.contains(&shape)
+            && self.place_now(j, &[], None, end).is_some();
+        if !fits_ignoring {
+            cx.unfit_shapes.insert(shape);
+        }
+        if fits_ignoring {
+            let at = cx.res.iter().map(|r| r.start).fold(INF, f64::min);
+            self.record(j, Block::Reservation { holder: cx.res_holder[0], at });
+        } else {
+            self.record(j, Block::Nodes);
+        }
+        if self.p.backfill == Backfill::None {
+            cx.stopped_by = Some(j);
+            return Outcome::Stop;
+        }
+        if cx.res.len() < cx.max_res {
+            if let Some((at, nodes)) = self.earliest(j, t, &cx.res) {
+                let need = self.c.jobs[j].per_node;
+                let end = at + self.c.jobs[j].limit.unwrap_or(INF);
+                cx.res.push(Reservation { start: at, end, nodes, need });
+                cx.res_holder.push(j);
+                if cx.res.len() < cx.max_res {
+                    // A peer would get a reservation of its own: keep the class.
+                    return Outcome::Next;
                 }
             }
         }
+        Outcome::Drop
     }
 
     fn try_gang(&mut self, g: usize, t: f64, res: &[Reservation]) {
@@ -954,7 +1180,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                         last = y;
                         let j = a.expect("peeked");
                         self.c.jobs[j].st = St::Pending;
-                        self.events.push((y, Ev::Submit(j)));
+                        self.event(y, Ev::Submit(j));
                         self.admit_submit(j, y);
                         ai += 1;
                     }

@@ -11,6 +11,7 @@ pub mod api;
 pub mod cluster;
 pub mod engine;
 pub mod fifo;
+pub mod freeindex;
 pub mod model;
 pub mod policy;
 pub mod wire;

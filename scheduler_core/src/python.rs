@@ -57,6 +57,18 @@ fn predict_msgpack<'py>(py: Python<'py>, snapshot: &[u8], policy: &[u8], horizon
     Ok(PyBytes::new(py, &out))
 }
 
+/// Predictions as (concatenated msgpack rows, little-endian u64 row offsets):
+/// Python decodes a row only when it is read (scheduler_core.PredictionBatch).
+#[pyfunction]
+fn predict_rows_msgpack<'py>(py: Python<'py>, snapshot: &[u8], policy: &[u8], horizon: f64) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let (buf, offsets) = guarded(py, "predict", || {
+        let p = Policy::from_msgpack(policy)?;
+        api::predict_rows(snapshot, &p, horizon)
+    })?;
+    let off: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
+    Ok((PyBytes::new(py, &buf), PyBytes::new(py, &off)))
+}
+
 /// A simulation result, msgpack-encoded (see types.py).
 #[pyfunction]
 fn simulate_msgpack<'py>(py: Python<'py>, input: &[u8], policy: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
@@ -160,6 +172,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(snapshot_stats, m)?)?;
     m.add_function(wrap_pyfunction!(snapshot_stats_owned, m)?)?;
     m.add_function(wrap_pyfunction!(predict_msgpack, m)?)?;
+    m.add_function(wrap_pyfunction!(predict_rows_msgpack, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_msgpack, m)?)?;
     m.add_function(wrap_pyfunction!(check_policy, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;

@@ -86,6 +86,51 @@ impl<'de: 'a, 'a> Deserialize<'de> for WRes<'a> {
     }
 }
 
+/// A team quota (guarantee, max, lendable): the plain resources, with `gpu`
+/// from the plain key only, plus every typed key `gpu:<type>`, each its own
+/// quota dimension (a Kueue flavor, a Slurm GrpTRES gres/gpu:<type>).
+#[derive(Debug, Clone, Default)]
+pub struct WQuota<'a> {
+    pub res: WRes<'a>,
+    pub typed: Vec<(&'a str, f64)>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for WQuota<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = WQuota<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a map of resource name to amount")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<WQuota<'a>, M::Error> {
+                let mut q = WQuota::default();
+                while let Some(k) = m.next_key::<&'de str>()? {
+                    let x: f64 = m.next_value()?;
+                    if !x.is_finite() || x < 0.0 {
+                        if q.res.bad.is_none() {
+                            q.res.bad = Some((k, x));
+                        }
+                        continue;
+                    }
+                    match k {
+                        "cpu" => q.res.v[CPU] = Some(x),
+                        "memory" => q.res.v[MEM] = Some(x),
+                        "gpu" => q.res.v[GPU] = Some(x),
+                        _ => {
+                            if let Some(t) = k.strip_prefix("gpu:") {
+                                q.typed.push((t, x));
+                            }
+                        }
+                    }
+                }
+                Ok(q)
+            }
+        }
+        d.deserialize_map(V(PhantomData))
+    }
+}
+
 fn normal<'a>() -> &'a str {
     "normal"
 }
@@ -140,11 +185,11 @@ pub struct WTeam<'a> {
     #[serde(default)]
     pub cohort: Option<&'a str>,
     #[serde(default, borrow)]
-    pub guarantee: Option<WRes<'a>>,
+    pub guarantee: Option<WQuota<'a>>,
     #[serde(default, borrow)]
-    pub max: Option<WRes<'a>>,
+    pub max: Option<WQuota<'a>>,
     #[serde(default, borrow)]
-    pub lendable: Option<WRes<'a>>,
+    pub lendable: Option<WQuota<'a>>,
     #[serde(default = "one_f")]
     pub weight: f64,
     #[serde(default = "yes")]

@@ -59,10 +59,21 @@ def alive(name: str) -> bool:
                           timeout=10).returncode == 0
 
 
+def _default_demo() -> tuple[str, str]:
+    """(the default scenario's name, its first team): what `quotatop` plays."""
+    from collectors.scenario_source import ScenarioSource
+    from quotatop.cli import DEFAULT_SCENARIO, demo_path
+    from quotatop.scenario import load_scenario
+
+    snap = ScenarioSource(load_scenario(demo_path(DEFAULT_SCENARIO))).collect()
+    return Path(DEFAULT_SCENARIO).stem, snap.teams[0].name
+
+
 def test_quotatop_in_tmux(session: str) -> None:
+    name, team = _default_demo()
     shown = wait_for(session, "1 Overview")
-    assert "alpha" in wait_for(session, "alpha")
-    assert "demo:seed_fifo" in shown or "demo:seed_fifo" in screen(session)
+    assert team in wait_for(session, team)
+    assert f"demo:{name}" in shown or f"demo:{name}" in screen(session)
     subprocess.run(["tmux", "send-keys", "-t", session, "5"], check=True, timeout=10)
     wait_for(session, "JOBID")
     subprocess.run(["tmux", "send-keys", "-t", session, "?"], check=True, timeout=10)

@@ -19,44 +19,13 @@ if __package__ in (None, ""):
     # Run as a script: make `tests.harness` importable from the repo root.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from collectors.slurm import squeue_text
 from tests.harness.slurm_cluster import SlurmCluster, Workload
 
 # Text formats: "|" as the field suffix, width 0 (= never truncate, never pad).
 # Free text (job name) goes last so a "|" inside it cannot shift other columns.
-SQUEUE_FIELDS = [
-    "JobID",
-    "JobArrayID",
-    "ArrayJobID",
-    "ArrayTaskID",
-    "UserName",
-    "Account",
-    "QOS",
-    "Partition",
-    "State",
-    "Reason",
-    "PriorityLong",
-    "Nice",
-    "SubmitTime",
-    "EligibleTime",
-    "AccrueTime",
-    "StartTime",
-    "EndTime",
-    "TimeLimit",
-    "TimeUsed",
-    "NumNodes",
-    "NumCPUs",
-    "MinMemory",
-    "tres-per-node",
-    "tres-per-job",
-    "tres-alloc",
-    "NodeList",
-    "SchedNodes",
-    "Dependency",
-    "RestartCnt",
-    "PreemptTime",
-    "Requeue",
-    "Name",
-]
+# The collector issues exactly these fields, so the fixtures are captured with them.
+SQUEUE_FIELDS = squeue_text.FIELDS
 SPRIO_FORMAT = "%i|%r|%u|%Y|%y|%A|%a|%B|%b|%F|%f|%J|%j|%P|%p|%Q|%q|%S|%N|%T|%t"
 SINFO_FIELDS = [
     "NodeList",

@@ -8,6 +8,7 @@ from textual.containers import Vertical
 
 from collectors.model import Snapshot, Team
 from tui.derive import Derived
+from tui.live_incidents import IncidentState
 from tui.predictions import Predictions
 
 _SOURCE_NAMES = {"slurm": "Slurm", "k8s": "Kubernetes", "kube": "Kubernetes",
@@ -22,6 +23,7 @@ class ViewData:
     predictions: Predictions
     now: float
     history: dict[str, list[float]] = field(default_factory=dict)
+    incidents: IncidentState = field(default_factory=IncidentState)
 
 
 def source_label(team: Team | None, snap: Snapshot) -> str:

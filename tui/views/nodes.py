@@ -7,7 +7,6 @@ from collections import Counter, defaultdict
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from collectors.model import RUNNING, Snapshot
@@ -15,9 +14,7 @@ from tui.derive import DOWN_STATES, node_is_stranding
 from tui.format import num
 from tui.theme_colors import team_color
 from tui.views.base import View, ViewData
-
-MAX_NODES = 600  # beyond this the grid is summarised; a page of cells is what a person reads
-FREE, STRANDED, UNKNOWN = "·", "✕", "?"
+from tui.widgets.node_grid import FREE, STRANDED, UNKNOWN, NodeCell, NodeGrid
 
 
 def team_letters(names: list[str]) -> dict[str, str]:
@@ -45,39 +42,19 @@ def node_usage(snap: Snapshot, unit: str) -> dict[str, list[tuple[str, int]]]:
     return {n: [(t, round(v)) for t, v in sorted(c.items())] for n, c in per.items()}
 
 
-def grid_text(snap: Snapshot, unit: str, width: int) -> Text:
+def node_cells(snap: Snapshot, unit: str) -> list[NodeCell]:
+    """One small tuple per node for the windowed grid (formatted when on screen)."""
     letters = team_letters([t.name for t in snap.teams])
     usage = node_usage(snap, unit)
-    nodes = snap.nodes[:MAX_NODES]
-    name_w = max([len(n.name) for n in nodes] + [4])
-    cap_w = max([int(n.capacity.get(unit, 0)) for n in nodes] + [1])
-    cell_w = name_w + 1 + 5 + 1 + cap_w + 3
-    per_line = max(1, width // cell_w)
-    t = Text()
-    for i, n in enumerate(nodes):
-        cap = int(n.capacity.get(unit, 0))
-        alloc = int(n.allocated.get(unit, 0))
+    out: list[NodeCell] = []
+    for n in snap.nodes:
         state = n.state
-        down = node_is_stranding(state, n.capacity, n.allocated, unit)
-        t.append(f"{n.name:<{name_w}} ", style="bold")
-        t.append(f"{state[:5]:<5} ",
-                 style="red" if state.lower().rstrip("*~#") in DOWN_STATES else "dim")
-        cells = 0
-        for team, amount in usage.get(n.name, []):
-            k = min(amount, cap - cells)
-            t.append(letters.get(team, UNKNOWN) * k, style=f"bold #000000 on {team_color(team)}")
-            cells += k
-        if alloc > cells:  # allocated but no job we know of holds it
-            t.append(UNKNOWN * (alloc - cells), style="reverse")
-            cells = alloc
-        rest = max(0, cap - cells)
-        t.append((STRANDED if down else FREE) * rest, style="red" if down else "green")
-        t.append(" " * (cap_w - cap))
-        t.append("\n" if (i + 1) % per_line == 0 else "   ")
-    if len(snap.nodes) > MAX_NODES:
-        t.append(f"\n… {len(snap.nodes) - MAX_NODES:,} more nodes (see partitions above)",
-                 style="dim")
-    return t
+        out.append((n.name, state, state.lower().rstrip("*~#") in DOWN_STATES,
+                    node_is_stranding(state, n.capacity, n.allocated, unit),
+                    int(n.capacity.get(unit, 0)), int(n.allocated.get(unit, 0)),
+                    [(letters.get(team, UNKNOWN), team, amount)
+                     for team, amount in usage.get(n.name, [])]))
+    return out
 
 
 def summary_text(snap: Snapshot, unit: str) -> Text:
@@ -111,14 +88,11 @@ class NodesView(View):
     title = "Nodes"
     DEFAULT_CSS = """
     NodesView #node-summary { height: auto; padding: 0 1 1 1; }
-    NodesView #grid-scroll { height: 1fr; }
-    NodesView #grid { padding: 0 1; }
     """
 
     def compose(self) -> ComposeResult:
         yield Static(id="node-summary")
-        with VerticalScroll(id="grid-scroll"):
-            yield Static(id="grid")
+        yield NodeGrid(id="grid")
 
     def show_data(self, data: ViewData) -> None:
         self._data = data
@@ -126,11 +100,11 @@ class NodesView(View):
         if not snap.nodes:
             self.query_one("#node-summary", Static).update(
                 Text("this source reports no nodes", style="dim"))
-            self.query_one("#grid", Static).update("")
+            self.query_one(NodeGrid).set_nodes([], 80)
             return
         self.query_one("#node-summary", Static).update(summary_text(snap, unit))
         width = max(40, (self.size.width or 80) - 2)
-        self.query_one("#grid", Static).update(grid_text(snap, unit, width))
+        self.query_one(NodeGrid).set_nodes(node_cells(snap, unit), width)
 
     def on_resize(self) -> None:
         data = getattr(self, "_data", None)

@@ -13,12 +13,18 @@ from tui.derive import ClusterMeter
 from tui.format import DASH, duration, num, pct, sparkline
 from tui.theme_colors import team_style
 from tui.views.base import View, ViewData, no_guarantee
+from tui.views.incidents import incident_line
 
 COLUMNS = (("team", "team"), ("guarantee", "guarantee"), ("max", "max"), ("used", "used"),
            ("borrowed", "borrowed"), ("lent", "lent"), ("running", "run"),
            ("pending", "pend"), ("queued", "queued"), ("util", "util"), ("trend", "trend"))
 TREND_WIDTH = 10
-
+NARROW_TREND = 6
+CELL_PAD = 2  # DataTable's cell padding, both sides
+# What a narrow terminal gives up first, in order: merge the job counts, a
+# shorter sparkline, the lent-to names (the borrower's row names the lender
+# too), then the sparkline, then queued demand. Team, quota, used and util stay.
+SHRINK_STEPS = ("merge_jobs", "short_trend", "lent_names", "no_trend", "no_queued")
 
 def meter_text(m: ClusterMeter, unit: str, width: int = 40) -> Text:
     """`GPU [███████▒▒░░░░] used 40 · free 16 · stranded 8 of 64`."""
@@ -52,9 +58,9 @@ def _read(obj: Any, *names: str) -> Any:
     return None
 
 
-def open_incidents(snap: Any) -> list[str]:
-    """Incidents a snapshot may carry (added by the incident detector later);
-    read defensively: any object or dict with a title/summary."""
+def carried_incidents(snap: Any) -> list[str]:
+    """Incidents a source may put on its snapshot itself; read defensively:
+    any object or dict with a title/summary."""
     out = []
     for inc in getattr(snap, "incidents", None) or []:
         if _read(inc, "closed", "resolved", "ended_at"):
@@ -65,6 +71,73 @@ def open_incidents(snap: Any) -> list[str]:
         out.append(" ".join(x for x in (f"[{sev}]" if sev else "", str(title),
                                          f"({team})" if team else "") if x))
     return out
+
+
+open_incidents = carried_incidents  # the name the first tests used
+
+
+def team_cells(data: ViewData, steps: frozenset[str]) -> tuple[list[tuple[str, str]],
+                                                                 list[list[Text]]]:
+    """The columns and one row of cells per team for a layout that applied
+    ``steps`` of SHRINK_STEPS."""
+    snap, d = data.snap, data.derived
+    teams = {t.name: t for t in snap.teams}
+    cols = []
+    for key, label in COLUMNS:
+        if key == "pending" and "merge_jobs" in steps:
+            continue
+        if key == "running" and "merge_jobs" in steps:
+            key, label = "jobs", "run/pend"
+        if (key == "trend" and "no_trend" in steps) or (key == "queued" and "no_queued" in steps):
+            continue
+        cols.append((key, label))
+    trend_w = NARROW_TREND if "short_trend" in steps else TREND_WIDTH
+    rows = []
+    for r in d.teams:
+        if r.guarantee is None:
+            guarantee = Text(no_guarantee(teams.get(r.name), snap), style="italic dim")
+        else:
+            guarantee = Text(num(r.guarantee))
+        borrowed = num(r.borrowed) if r.borrowed else ("0" if r.guarantee is not None else DASH)
+        if r.borrowed_from:
+            borrowed += " ← " + ",".join(sorted(r.borrowed_from))
+        lent = num(r.lent) if r.guarantee is not None else DASH
+        if r.lent_to:
+            lent += " →" + ("" if "lent_names" in steps else " " + ",".join(sorted(r.lent_to)))
+        util = r.utilization
+        cells = {
+            "team": Text(r.name, style=team_style(r.name)), "guarantee": guarantee,
+            "max": Text(num(r.max)), "used": Text(num(r.used)),
+            "borrowed": Text(borrowed, style="yellow" if r.borrowed else ""), "lent": Text(lent),
+            "running": Text(str(r.running)), "pending": Text(str(r.pending)),
+            "jobs": Text(f"{r.running}/{r.pending}"), "queued": Text(num(r.queued)),
+            "util": Text(pct(util), style="red" if util is not None and util > 1.0 else ""),
+            "trend": Text(sparkline(data.history.get(r.name, []), trend_w,
+                                    top=r.max or r.quota), style=team_style(r.name)),
+        }
+        rows.append([cells[k] for k, _ in cols])
+    return cols, rows
+
+
+def layout_width(cols: list[tuple[str, str]], rows: list[list[Text]]) -> int:
+    widths = [len(label) for _, label in cols]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], cell.cell_len)
+    return sum(w + CELL_PAD for w in widths)
+
+
+def fit_team_table(data: ViewData, width: int) -> tuple[list[tuple[str, str]],
+                                                        list[list[Text]]]:
+    """The widest layout that fits ``width`` cells, shrinking in SHRINK_STEPS order."""
+    steps: set[str] = set()
+    cols, rows = team_cells(data, frozenset(steps))
+    for step in SHRINK_STEPS:
+        if layout_width(cols, rows) <= width:
+            break
+        steps.add(step)
+        cols, rows = team_cells(data, frozenset(steps))
+    return cols, rows
 
 
 class OverviewView(View):
@@ -85,47 +158,41 @@ class OverviewView(View):
             yield Static(id="freshness")
 
     def on_mount(self) -> None:
-        table = self.query_one("#teams", DataTable)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
+        self._columns: list[tuple[str, str]] = []
+        self._data: ViewData | None = None
+
+    def on_resize(self) -> None:
+        if self._data is not None:
+            self.show_data(self._data)
 
     def show_data(self, data: ViewData) -> None:
+        self._data = data
         snap, d = data.snap, data.derived
         self.query_one("#meter", Static).update(meter_text(d.meter, d.unit))
         table = self.query_one("#teams", DataTable)
-        table.clear()
-        teams = {t.name: t for t in snap.teams}
-        for r in d.teams:
-            if r.guarantee is None:
-                guarantee = Text(no_guarantee(teams.get(r.name), snap), style="italic dim")
-            else:
-                guarantee = Text(num(r.guarantee))
-            borrowed = num(r.borrowed) if r.borrowed else ("0" if r.guarantee is not None
-                                                           else DASH)
-            if r.borrowed_from:
-                borrowed += " ← " + ",".join(sorted(r.borrowed_from))
-            lent = num(r.lent) if r.guarantee is not None else DASH
-            if r.lent_to:
-                lent += " → " + ",".join(sorted(r.lent_to))
-            util = r.utilization
-            ustyle = "red" if util is not None and util > 1.0 else ""
-            hist = data.history.get(r.name, [])
-            table.add_row(
-                Text(r.name, style=team_style(r.name)),
-                guarantee, Text(num(r.max)), Text(num(r.used)),
-                Text(borrowed, style="yellow" if r.borrowed else ""), Text(lent),
-                Text(str(r.running)), Text(str(r.pending)),
-                Text(num(r.queued)), Text(pct(util),
-                                                           style=ustyle),
-                Text(sparkline(hist, TREND_WIDTH, top=r.max or r.quota), style=team_style(r.name)),
-                key=r.name,
-            )
-        incidents = open_incidents(snap)
-        inc = Text("Open incidents\n", style="bold")
-        if incidents:
-            for line in incidents[:6]:
-                inc.append(f"• {line}\n", style="red")
+        cols, rows = fit_team_table(data, max(40, (self.size.width or 80) - 1))
+        if cols != self._columns:
+            table.clear(columns=True)
+            for key, label in cols:
+                table.add_column(label, key=key)
+            self._columns = cols
         else:
+            table.clear()
+        for r, cells in zip(d.teams, rows, strict=True):
+            table.add_row(*cells, key=r.name)
+        inc = Text("Open incidents\n", style="bold")
+        live = data.incidents.open
+        carried = carried_incidents(snap)
+        now = snap.taken_at or data.now
+        for i in live[:5]:
+            inc.append_text(incident_line(i, now))
+            inc.append("\n")
+        for line in carried[: max(0, 5 - len(live))]:
+            inc.append(f"• {line}\n", style="red")
+        more = len(live) + len(carried) - 5
+        if more > 0:
+            inc.append(f"… {more} more (8 Incidents)\n", style="dim")
+        if not live and not carried:
             inc.append("none", style="dim")
         self.query_one("#incidents", Static).update(inc)
         fresh = Text("Source\n", style="bold")

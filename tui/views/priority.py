@@ -13,12 +13,12 @@ from tui.derive import pending_in_order, preemption_victims, preemptor
 from tui.format import DASH, duration, num
 from tui.theme_colors import team_style
 from tui.views.base import View, ViewData
+from tui.widgets.pending_list import PendingList, team_cell
 
 # Glyph and colour per factor, so the bars read without colour too (NO_COLOR).
 FACTORS = (("age", "█", "#5fafff"), ("fairshare", "▓", "#87d787"), ("qos", "▒", "#ffaf5f"),
            ("job_size", "░", "#d787d7"), ("partition", "▚", "#ffd75f"))
 FACTOR_BAR = 28
-SHOWN = 200
 
 
 def factor_values(f: PriorityFactors | None) -> list[float]:
@@ -79,7 +79,7 @@ class PriorityView(View):
 
     def compose(self) -> ComposeResult:
         yield Static(legend(), id="legend")
-        yield DataTable(id="pending", cursor_type="row", zebra_stripes=True)
+        yield PendingList(id="pending")
         with Horizontal(id="lower"):
             with Vertical(id="fairshare-box"):
                 yield Static("Fair-share tree", classes="caption")
@@ -87,8 +87,6 @@ class PriorityView(View):
             yield Static(id="preempt")
 
     def on_mount(self) -> None:
-        self.query_one("#pending", DataTable).add_columns(
-            "#", "job", "team", "qos", "priority", "factor breakdown", "wait")
         self.query_one("#fairshare", DataTable).add_columns(
             "account", "shares", "norm", "usage", "LevelFS", "F")
 
@@ -98,21 +96,18 @@ class PriorityView(View):
         if data.predictions.from_core:  # the core's order is the scheduler's order
             rank = {jid: i for i, jid in enumerate(data.predictions.by_id)}
             order.sort(key=lambda j: rank.get(j.id, len(rank)))
-        shown = order[:SHOWN]
-        tops = [sum(factor_values(j.factors)) for j in shown]
-        top = max(tops, default=0.0)
-        table = self.query_one("#pending", DataTable)
-        table.clear()
-        for i, j in enumerate(shown, 1):
-            factors = data.predictions.get(j).factors
+        top = max((sum(factor_values(j.factors)) for j in order), default=0.0)
+        preds, now = data.predictions, data.now
+
+        def cells(i: int, j: Job) -> list[Text]:  # formatted only for rows on screen
+            factors = preds.get(j).factors
             values = ([float(factors.get(k, 0.0)) for k, _, _ in FACTORS] if factors
                       else factor_values(j.factors))
-            table.add_row(str(i), j.id, Text(j.team, style=team_style(j.team)), j.qos,
-                          Text(num(j.priority), justify="right"), factor_bar(values, top),
-                          duration(data.now - j.submit_time) if j.submit_time else DASH,
-                          key=j.id)
-        if len(order) > SHOWN:
-            table.add_row("…", f"+{len(order) - SHOWN} more", "", "", "", "", "")
+            return [Text(str(i + 1)), Text(j.id), team_cell(j.team), Text(j.qos),
+                    Text(num(j.priority)), factor_bar(values, top),
+                    Text(duration(now - j.submit_time) if j.submit_time else DASH)]
+
+        self.query_one(PendingList).set_rows(order, cells)
         fs = self.query_one("#fairshare", DataTable)
         fs.clear()
         teams = {t.name: t for t in snap.teams}

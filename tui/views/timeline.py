@@ -10,7 +10,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from tui.timeline_protocol import SPEEDS, TimelineControl
+from tui.timeline_protocol import SPEEDS, IncidentMark, TimelineControl
 from tui.views.base import View, ViewData
 
 HELP = ("space play/pause   , . step   < > seek 5%   home/end   + - speed   "
@@ -76,14 +76,34 @@ class TimelineView(View):
         self.paint()
 
     def show_data(self, data: ViewData) -> None:
+        self._data = data
         self.paint()
+
+    def _live_marks(self) -> list[IncidentMark]:
+        """Incidents this session's live detection opened (open or closed since)."""
+        data: ViewData | None = getattr(self, "_data", None)
+        if data is None:
+            return []
+        seen = [*data.incidents.closed, *data.incidents.open]
+        return [IncidentMark(at=i.opened_at, title=f"{i.kind}: {i.summary}",
+                             severity=i.severity) for i in sorted(seen, key=lambda i: i.opened_at)]
 
     def paint(self) -> None:
         tl = self.timeline
         state = self.query_one("#tl-state", Static)
         if tl is None:
             state.update(Text("The timeline needs a replay: quotatop --source replay FILE\n"
-                              "(live sources have no past to seek in)", style="dim"))
+                              "(live sources have no past to seek in; R records one)",
+                              style="dim"))
+            marks = self._live_marks()
+            inc = Text("Incidents this session\n", style="bold")
+            if not marks:
+                inc.append("none so far", style="dim")
+            for m in marks[-20:]:
+                inc.append(f"▲ {_clock(m.at, 0)}  ", style="red" if m.severity == "critical"
+                           else "yellow")
+                inc.append(f"{m.title}\n")
+            self.query_one("#tl-incidents", Static).update(inc)
             return
         span = tl.end_time - tl.start_time
         t = Text()

@@ -53,14 +53,14 @@ def _start_text(j: Job, c: TableContext) -> str:
     if j.state == RUNNING:
         return "ran " + duration(c.now - j.start_time) if j.start_time else "running"
     if j.state == PENDING:
-        return until(c.predictions.get(j).start, c.now)
+        return until(c.predictions.start(j), c.now)
     return DASH
 
 
 def _start_key(j: Job, c: TableContext) -> tuple[bool, float]:
     if j.state == RUNNING:
         return (False, j.start_time or 0.0)
-    return _opt(c.predictions.get(j).start)
+    return _opt(c.predictions.start(j))
 
 
 def _where_text(j: Job, c: TableContext) -> str:

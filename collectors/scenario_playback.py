@@ -1,0 +1,234 @@
+"""A v2 (multifactor) scenario as a sequence of snapshots.
+
+The core's ``simulate`` runs the whole scenario once; its event stream is then
+swept to rebuild, at each frame time, what a live cluster would show: nodes
+with their allocations, teams with usage and borrowed, running jobs with their
+nodes and start times, pending jobs. A pending job's priority and reason come
+from the core's ``predict`` on that frame (the same engine, asked at that
+moment), computed when the frame is first shown.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+import msgspec
+
+import scheduler_core
+from collectors.model import (
+    PENDING,
+    RUNNING,
+    SUSPENDED,
+    FairShare,
+    Job,
+    PriorityFactors,
+    Snapshot,
+)
+from quotatop.scenario import ScenarioV2
+
+# Scenario second 0 is shown as this instant (Mon 2026-01-05 09:00 UTC), so
+# clocks and "earliest at 09:20" reasons read like a working day, deterministically.
+EPOCH = 1_767_603_600.0
+MAX_GAP_FRAMES = 100  # frames are added so no gap exceeds span / this
+
+
+class ScenarioError(ValueError):
+    """The core refused the scenario; the message names the object."""
+
+
+def frame_times(events: list[float], start: float, end: float) -> list[float]:
+    """Every instant something happens, plus a grid so quiet stretches still move."""
+    times = {start, end, *events}
+    span = end - start
+    if span > 0:
+        gap = _nice(span / MAX_GAP_FRAMES)
+        times.update(start + k * gap for k in range(int(span // gap) + 1))
+    return sorted(t for t in times if start <= t <= end)
+
+
+def _nice(x: float) -> float:
+    for step in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600):
+        if step >= x:
+            return float(step)
+    return float(math.ceil(x / 3600) * 3600)
+
+
+class _Run(msgspec.Struct):
+    job: scheduler_core.SimJob
+    state: str = ""  # "" before its submit; PENDING, RUNNING, SUSPENDED or gone
+    start: float | None = None
+    nodes: list[str] = []
+    requeued: float | None = None  # last requeue: its wait restarts there
+
+
+class ScenarioPlayback:
+    def __init__(self, scenario: ScenarioV2) -> None:
+        from quotatop.simulate import v2_inputs
+
+        self.scenario = scenario
+        self.cluster, self.jobs, self.policy = v2_inputs(scenario)
+        try:
+            self.result = scheduler_core.simulate(self.jobs, self.policy, cluster=self.cluster,
+                                                  start=0.0, until=scenario.until)
+        except ValueError as e:
+            raise ScenarioError(f"scenario {scenario.scenario.name}: {e}") from None
+        ev_times = [e.time for e in self.result.events]
+        end = max(ev_times, default=0.0)
+        if scenario.until is not None:
+            end = min(end, scenario.until)
+        self.times = frame_times(ev_times, 0.0, end)
+        self.unit = scenario.scenario.unit
+        self._frames = self._sweep()
+        self._predicted: dict[int, Snapshot] = {}
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def index_at(self, t: float) -> int:
+        """The frame at or before scenario second ``t``."""
+        return max(0, min(len(self.times) - 1, bisect.bisect_right(self.times, t) - 1))
+
+    def frame(self, index: int) -> Snapshot:
+        snap = self._predicted.get(index)
+        if snap is None:
+            snap = self._with_predictions(self._frames[index])
+            self._predicted[index] = snap
+        return msgspec.structs.replace(snap, meta=dict(snap.meta))
+
+    # ------------------------------------------------------------------ sweep
+
+    def _sweep(self) -> list[Snapshot]:
+        runs = {j.id: _Run(job=j) for j in self.jobs}
+        events = self.result.events
+        samples = self.result.usage
+        team_index = {name: i for i, name in enumerate(self.result.teams)}
+        fs_usage = [0.0] * len(self.result.teams)
+        fs_t, sample_i = 0.0, 0
+        cur: list[float] = [0.0] * len(self.result.teams)
+        half_life = self.policy.usage_half_life
+        rejected = preempted = 0
+        out: list[Snapshot] = []
+        e = 0
+        for i, t in enumerate(self.times):
+            while e < len(events) and events[e].time <= t:
+                ev = events[e]
+                r = runs.get(ev.job_id)
+                e += 1
+                if r is None:
+                    continue
+                if ev.kind == "submit":
+                    r.state = PENDING
+                elif ev.kind == "start":
+                    r.state, r.start, r.nodes = RUNNING, ev.time, list(ev.nodes)
+                elif ev.kind == "finish":
+                    r.state = "gone"
+                elif ev.kind == "reject":
+                    r.state = "gone"
+                    rejected += 1
+                elif ev.kind == "preempt":
+                    preempted += 1
+                    mode = ev.detail or "requeue"
+                    r.nodes = []
+                    r.state = {"requeue": PENDING, "suspend": SUSPENDED}.get(mode, "gone")
+                    r.requeued = ev.time if r.state == PENDING else r.requeued
+            # Fair-share usage decays as the core's does: usage × dt, halved per half-life.
+            while sample_i < len(samples) and samples[sample_i].time <= t:
+                fs_t = _integrate(fs_usage, cur, fs_t, samples[sample_i].time, half_life)
+                cur = samples[sample_i].usage
+                sample_i += 1
+            fs_t = _integrate(fs_usage, cur, fs_t, t, half_life)
+            out.append(self._snapshot(i, t, runs, fs_usage, team_index,
+                                      {"rejected": rejected, "preemptions": preempted}))
+        return out
+
+    def _snapshot(self, index: int, t: float, runs: dict[str, _Run], fs_usage: list[float],
+                  team_index: dict[str, int], counts: dict[str, int]) -> Snapshot:
+        alloc: dict[str, dict[str, float]] = {}
+        usage: dict[str, dict[str, float]] = {}
+        jobs: list[Job] = []
+        for r in runs.values():
+            if r.state not in (PENDING, RUNNING, SUSPENDED):
+                continue
+            j = r.job
+            if r.state == RUNNING:
+                tu = usage.setdefault(j.team, {})
+                for k, v in j.request.items():
+                    tu[k] = tu.get(k, 0.0) + v
+                share = 1.0 / max(1, len(r.nodes))
+                for n in r.nodes:
+                    na = alloc.setdefault(n, {})
+                    for k, v in j.request.items():
+                        na[k] = na.get(k, 0.0) + v * share
+            jobs.append(Job(
+                id=j.id, name=j.id, user=j.user, team=j.team, qos=j.qos, state=r.state,
+                request=dict(j.request), nodes_requested=j.nodes_requested,
+                time_limit=j.time_limit, submit_time=EPOCH + j.submit_time,
+                eligible_time=None if r.requeued is None else EPOCH + r.requeued,
+                start_time=EPOCH + r.start if r.state == RUNNING and r.start is not None
+                else None,
+                nodes=list(r.nodes) if r.state == RUNNING else [],
+                qos_class=j.qos_class, gang=j.gang, partition=j.partition))
+        nodes = []
+        for n in self.cluster.nodes:
+            a = alloc.get(n.name, {})
+            key = "gpu" if "gpu" in n.capacity else "cpu"
+            used, cap = a.get(key, 0.0), n.capacity.get(key, 0.0)
+            state = "idle" if used <= 0 else "allocated" if used >= cap else "mixed"
+            nodes.append(msgspec.structs.replace(n, allocated=a, state=state))
+        teams = []
+        for tm in self.cluster.teams:
+            u = usage.get(tm.name, {})
+            borrowed = {k: u.get(k, 0.0) - g for k, g in (tm.guarantee or {}).items()
+                        if u.get(k, 0.0) > g}
+            notes = [] if tm.guarantee is not None else [
+                "scenario team without a guarantee: max only, neither lends nor borrows"]
+            k = team_index.get(tm.name)
+            fs = FairShare(raw_usage=fs_usage[k]) if k is not None else None
+            teams.append(msgspec.structs.replace(tm, usage=u, borrowed=borrowed,
+                                                 fairshare=fs, source_notes=notes))
+        info = self.scenario.scenario
+        return Snapshot(
+            cluster=info.cluster, source=f"demo:{info.name}", taken_at=EPOCH + t,
+            nodes=nodes, teams=teams, qos=list(self.cluster.qos), jobs=jobs,
+            meta={"step": str(index + 1), "steps": str(len(self.times)), "time": f"{t:g}",
+                  "unit": self.unit, "scenario": info.name, "policy": info.policy,
+                  "rejected": str(counts["rejected"]),
+                  "preemptions": str(counts["preemptions"])})
+
+    def _with_predictions(self, snap: Snapshot) -> Snapshot:
+        # Jobs that started at this very instant were pending just before the pass
+        # that started them: asking for them as pending gives the priority they
+        # started with (what squeue keeps showing for a running job).
+        just = {j.id for j in snap.jobs if j.state == RUNNING and j.start_time == snap.taken_at}
+        if not just and not any(j.state == PENDING for j in snap.jobs):
+            return snap
+        asked = [msgspec.structs.replace(j, state=PENDING, nodes=[], start_time=None)
+                 if j.id in just else j for j in snap.jobs]
+        try:
+            preds = scheduler_core.predict(msgspec.structs.replace(snap, jobs=asked),
+                                           self.policy, horizon=86400.0)
+        except ValueError as e:
+            return msgspec.structs.replace(snap, warnings=[f"core predict: {e}"])
+        by_id = {p.job_id: p for p in preds}
+        jobs = []
+        for j in snap.jobs:
+            p = by_id.get(j.id)
+            if p is not None and (j.state == PENDING or j.id in just):
+                f = p.factors
+                j = msgspec.structs.replace(
+                    j, priority=p.priority, reason=p.reason if j.state == PENDING else None,
+                    factors=PriorityFactors(age=f.age, fairshare=f.fairshare, qos=f.qos,
+                                            job_size=f.job_size, partition=f.partition))
+            jobs.append(j)
+        return msgspec.structs.replace(snap, jobs=jobs)
+
+
+def _integrate(fs: list[float], use: list[float], t0: float, t1: float,
+               half_life: float) -> float:
+    dt = t1 - t0
+    if dt > 0:
+        decay = 2.0 ** (-dt / half_life)
+        for k, u in enumerate(use):
+            fs[k] = fs[k] * decay + u * dt
+    return max(t0, t1)

@@ -1,0 +1,111 @@
+"""Incidents: what the detectors found live (queue storm, starvation,
+over-commit, fragmentation, deadlock) — open ones first, then those that closed
+this session — with the teams and jobs involved and the suggested remedy."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.widgets import DataTable, Static
+
+from quotatop.incidents import Incident
+from tui.format import DASH, duration
+from tui.views.base import View, ViewData
+
+KIND_WORDS = {"queue_storm": "queue storm", "starvation": "starvation",
+              "overcommit": "over-commit", "fragmentation": "fragmentation",
+              "deadlock": "deadlock"}
+SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
+
+
+def kind_words(kind: str) -> str:
+    return KIND_WORDS.get(kind, kind.replace("_", " "))
+
+
+def jobs_text(jobs: list[str], shown: int = 3) -> str:
+    if not jobs:
+        return DASH
+    head = ",".join(jobs[:shown])
+    return head if len(jobs) <= shown else f"{head} +{len(jobs) - shown}"
+
+
+def incident_line(inc: Incident, now: float) -> Text:
+    """One line for the Overview: `▲ queue storm 4m exp — summary`."""
+    t = Text()
+    t.append("▲ ", style=SEVERITY_STYLE.get(inc.severity, ""))
+    t.append(kind_words(inc.kind), style="bold")
+    t.append(f" {duration(now - inc.opened_at)}", style="dim")
+    if inc.teams:
+        t.append(f" {','.join(inc.teams)}")
+    if inc.summary:
+        t.append(f" — {inc.summary}")
+    return t
+
+
+class IncidentsView(View):
+    title = "Incidents"
+    DEFAULT_CSS = """
+    IncidentsView #inc-status { height: 1; padding: 0 1; background: $boost; }
+    IncidentsView #inc-table { height: 1fr; }
+    IncidentsView #inc-detail { height: auto; max-height: 8; padding: 0 1;
+        border-top: solid $panel-lighten-2; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="inc-status")
+        yield DataTable(id="inc-table", cursor_type="row", zebra_stripes=True)
+        yield Static(id="inc-detail")
+
+    def on_mount(self) -> None:
+        self.query_one("#inc-table", DataTable).add_columns(
+            "", "kind", "since", "for", "teams", "jobs", "summary", "suggested remedy")
+        self._rows: list[Incident] = []
+        self._now = 0.0
+
+    def show_data(self, data: ViewData) -> None:
+        state = data.incidents
+        now = data.snap.taken_at or data.now
+        self._now = now
+        rows = [*state.open, *reversed(state.closed)]
+        self._rows = rows
+        table = self.query_one("#inc-table", DataTable)
+        table.clear()
+        for inc in rows:
+            is_open = inc.closed_at is None
+            style = SEVERITY_STYLE.get(inc.severity, "") if is_open else "dim"
+            span = (inc.closed_at if inc.closed_at is not None else now) - inc.opened_at
+            table.add_row(Text("open" if is_open else "closed", style=style),
+                          Text(kind_words(inc.kind), style="bold" if is_open else "dim"),
+                          duration(now - inc.opened_at) + " ago", duration(span),
+                          ",".join(inc.teams) or DASH, jobs_text(inc.jobs),
+                          inc.summary or DASH, inc.suggestion or DASH)
+        parts = [f"{len(state.open)} open", f"{len(state.closed)} closed this session",
+                 "detectors: queue storm · starvation · over-commit · fragmentation · deadlock"]
+        if state.error:
+            parts.append(state.error)
+        self.query_one("#inc-status", Static).update("  ·  ".join(parts))
+        self._detail(table.cursor_row if rows else None)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._detail(event.cursor_row)
+
+    def _detail(self, row: int | None) -> None:
+        box = self.query_one("#inc-detail", Static)
+        if row is None or not 0 <= row < len(self._rows):
+            box.update(Text("no incident detected yet", style="dim"))
+            return
+        inc = self._rows[row]
+        t = Text()
+        t.append(kind_words(inc.kind), style="bold")
+        t.append(f"  {inc.severity}", style=SEVERITY_STYLE.get(inc.severity, ""))
+        t.append(f"\n{inc.summary}" if inc.summary else "")
+        if inc.suggestion:
+            t.append("\nremedy: ", style="bold")
+            t.append(inc.suggestion)
+        if inc.jobs:
+            t.append("\njobs: ", style="bold")
+            t.append(jobs_text(inc.jobs, 12))
+        if inc.details:
+            t.append("\n" + "  ".join(f"{k}={v}" for k, v in list(inc.details.items())[:8]),
+                     style="dim")
+        box.update(t)
