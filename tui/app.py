@@ -248,7 +248,10 @@ class QuotatopApp(App[None]):
                 hist[team] = [v for _, v in s.points]
         for name, d in self.history.items():
             hist.setdefault(name, list(d))
-        self.data = ViewData(snap=snap, derived=derived, predictions=preds, now=self.clock(),
+        # In a replay or a played scenario "now" is the frame's own time, so ages and
+        # waits read as they did then, not as seen from today's wall clock.
+        now = snap.taken_at if self.timeline is not None and snap.taken_at else self.clock()
+        self.data = ViewData(snap=snap, derived=derived, predictions=preds, now=now,
                              history=hist, incidents=self.incident_state)
         self._dirty = set(VIEW_IDS)
         self._paint_active()

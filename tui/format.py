@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 
 DASH = "—"
@@ -67,3 +68,8 @@ def sparkline(values: Sequence[float], width: int, top: float | None = None) -> 
         return (_SPARK[0] * len(vals)).rjust(width)
     out = "".join(_SPARK[min(7, max(0, round(v / hi * 7)))] for v in vals)
     return out.rjust(width)
+
+
+def clock_time(ts: float) -> str:
+    """An absolute time in UTC, as replays and the timeline show it."""
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -10,7 +10,7 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
 from tui.derive import ClusterMeter
-from tui.format import DASH, duration, num, pct, sparkline
+from tui.format import DASH, clock_time, duration, num, pct, sparkline
 from tui.theme_colors import team_style
 from tui.views.base import View, ViewData, no_guarantee
 from tui.views.incidents import incident_line
@@ -197,7 +197,10 @@ class OverviewView(View):
         self.query_one("#incidents", Static).update(inc)
         fresh = Text("Source\n", style="bold")
         fresh.append(f"{snap.source or DASH}  ")
-        fresh.append(f"data {duration(data.now - snap.taken_at)} old" if snap.taken_at else "")
+        if snap.taken_at and data.now == snap.taken_at:  # a replayed frame: say when it was
+            fresh.append(f"frame at {clock_time(snap.taken_at)}")
+        elif snap.taken_at:
+            fresh.append(f"data {duration(data.now - snap.taken_at)} old")
         if snap.stale:
             fresh.append(f"  STALE: {snap.stale_reason or 'no reason given'}", style="red")
         for st in snap.status[:4]:
