@@ -7,6 +7,13 @@ bytes per frame split into keyframes, deltas at a priority recalculation and the
 other deltas, the day's size, and the ratio against storing every frame as a
 whole zstd-compressed snapshot (the reference, sampled in the same run).
 See bench/cluster_gen.py for what the made-up cluster models.
+
+``--append-only`` instead times single ``Recorder.append`` calls on a made-up
+``--append-jobs`` (100k) cluster, as the TUI's ``R`` key makes them from its
+collect worker: the reference is the first append (a keyframe); then the first
+and a steady delta, a delta at a priority recalculation, and frames unlike the one
+before (another cluster: job ids disjoint, or the same ids with other contents),
+which the recorder writes as keyframes.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import msgspec
 import zstandard
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -25,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cluster_gen import evolving_cluster
 
-from collectors.model import to_msgpack
+from collectors.model import Snapshot, to_msgpack
 from collectors.recording import KEYFRAME, Recorder, Recording
 
 DAY = 43_200
@@ -36,7 +44,12 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=10_000)
     ap.add_argument("--frames", type=int, default=3_600)
     ap.add_argument("--priority-every", type=int, default=150)
+    ap.add_argument("--append-only", action="store_true")
+    ap.add_argument("--append-jobs", type=int, default=100_000)
     args = ap.parse_args()
+    if args.append_only:
+        append_times(args.append_jobs)
+        return
     cctx = zstandard.ZstdCompressor(level=3)
     whole = 0
     with tempfile.TemporaryDirectory() as d:
@@ -72,6 +85,42 @@ def main() -> None:
     print(f"a day (43,200 frames): {per * DAY / 1e6:.1f} MB "
           f"(reference, every frame whole: {whole / n * DAY / 1e6:.0f} MB; "
           f"ratio {whole / size:.0f}x smaller)")
+
+
+def append_times(jobs: int) -> None:
+    frames = list(evolving_cluster(jobs, 5, priority_every=3))  # frame 3 recalculates
+    other = next(evolving_cluster(jobs, 1, seed=2))
+    t = frames[-1].taken_at
+    same_ids = msgspec.structs.replace(other, taken_at=t + 2)
+    disjoint = msgspec.structs.replace(
+        other, taken_at=t + 4, jobs=[msgspec.structs.replace(j, id=f"b{j.id}") for j in other.jobs])
+    plan: list[tuple[str, Snapshot]] = [
+        ("keyframe (first frame, the reference)", frames[0]),
+        ("like: first delta of the group", frames[1]),
+        ("like: a steady delta", frames[2]),
+        ("like: delta at a priority recalculation", frames[3]),
+        ("like: a steady delta", frames[4]),
+        ("unlike: same job ids, other contents", same_ids),
+        ("unlike: disjoint job ids", disjoint),
+        ("like again: back to the first cluster", msgspec.structs.replace(
+            frames[4], taken_at=t + 6)),
+    ]
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "append.qtrec"
+        with Recorder(path, cluster="made-up", source="bench") as rec:
+            times = []
+            for _, snap in plan:
+                t0 = time.perf_counter()
+                rec.append(snap)
+                times.append(time.perf_counter() - t0)
+        con = sqlite3.connect(path)
+        kinds = [k for (k,) in con.execute("SELECT kind FROM frames ORDER BY seq")]
+        con.close()
+    ref = times[0]
+    print(f"Recorder.append, made-up cluster of {jobs} jobs:")
+    for (label, _), dt, kind in zip(plan, times, kinds, strict=True):
+        written = "keyframe" if kind == KEYFRAME else "delta"
+        print(f"  {label:<42} {dt * 1000:8.0f} ms  {dt / ref:5.2f}x the keyframe  ({written})")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,18 @@ from quotatop.errors import UserError
 
 Seconds = Annotated[float, msgspec.Meta(gt=0)]
 
+# Keys of the TUI's former config format -> where they live now, so an old file gets a
+# pointer instead of a bare "unknown field".
+_MOVED = {
+    ("tui", "source"): "source",
+    ("tui", "refresh"): "refresh",
+    ("tui", "scenario"): "sources.demo.scenario",
+    ("tui", "replay"): "sources.replay.recording",
+    ("slurm",): "[sources.slurm]",
+    ("k8s",): "[sources.k8s]",
+    ("prometheus",): "[sources.prometheus]",
+}
+
 # Keys that would hold a secret in the file -> the reference to use instead.
 _SECRET_KEYS = {
     "password": "basic_password",
@@ -72,6 +84,13 @@ class ReplayConfig(_Table):
     speed: Seconds | None = None
 
 
+class TuiConfig(_Table):
+    """Settings only the TUI (`quotatop` with no subcommand) reads."""
+
+    theme: str | None = None  # any Textual theme; None: Textual's default
+    record_dir: str | None = None  # where R records; None: $XDG_STATE_HOME/quotatop
+
+
 class SourcesConfig(_Table):
     demo: DemoConfig = msgspec.field(default_factory=DemoConfig)
     slurm: SlurmConfig = msgspec.field(default_factory=SlurmConfig)
@@ -86,6 +105,7 @@ class Config(_Table):
     poll: dict[str, Seconds] = {}  # per-source poll interval; missing: refresh
     sources: SourcesConfig = msgspec.field(default_factory=SourcesConfig)
     incidents: dict[str, Any] = {}  # thresholds, decoded by the incidents code
+    tui: TuiConfig = msgspec.field(default_factory=TuiConfig)
     path: str | None = None  # where it was read from (not a key in the file)
 
     def poll_interval(self, source: str) -> float:
@@ -161,6 +181,7 @@ def parse_config(text: bytes | str, where: str = "config") -> Config:
         raise UserError(f"{where}: not TOML: {exc}") from None
     if "path" in raw:
         raise UserError(f"{where}: at path: unknown key")
+    _refuse_moved(raw, where)
     _refuse_secrets(raw, where)
     _check_maps(raw, where)
     try:
@@ -197,6 +218,15 @@ def _check_maps(raw: Mapping[str, Any], where: str) -> None:
                     f"{where}: at sources.prometheus.queries.{name}: expected a PromQL "
                     f'string ("" disables the default), got {type(value).__name__}'
                 )
+
+
+def _refuse_moved(raw: Mapping[str, Any], where: str) -> None:
+    tui = raw.get("tui")
+    for key, new in _MOVED.items():
+        here = key[0] in raw if len(key) == 1 else isinstance(tui, dict) and key[1] in tui
+        if here:
+            raise UserError(f"{where}: at {'.'.join(key)}: moved; write {new} instead "
+                            "(docs/config.md)")
 
 
 def _refuse_secrets(raw: Mapping[str, Any], where: str, prefix: str = "") -> None:

@@ -21,6 +21,8 @@ the keys that vanished, and the small remaining fields of the snapshot whole.
 Whole-number fields that changed on many items at once (every pending job's
 priority at each Slurm PriorityCalcPeriod) go in ``columns`` instead: the items'
 positions gap-coded and the integer differences, which zstd packs to ~1 byte each.
+A frame unlike the one before (most items added, removed or patched) is written
+as a keyframe instead: the diff gives up early, so an append costs about a keyframe.
 Each frame is its own transaction in WAL mode, so a recorder killed mid-write
 leaves a file that opens with at most the frame being written lost.
 """
@@ -38,6 +40,7 @@ from typing import Any
 import msgspec
 import zstandard
 from msgspec import Struct
+from msgspec.structs import astuple
 
 from collectors.model import Job, Node, Partition, QoS, Snapshot, Team
 
@@ -56,6 +59,19 @@ DEFAULT_KEYFRAME_CHAIN = 6
 TRAIN_AFTER = 64
 DICT_SIZE = 16_384
 _EXACT = 2**53  # integer differences of floats below this are exact
+# A frame where more than this share of the items are added, removed or patched
+# is written as a keyframe: such a delta saves little and, at 100k jobs, costs
+# ~100x a keyframe to diff and compress.
+UNLIKE_SHARE = 0.5
+# Below these a delta is cheap whatever it holds, and still smaller.
+_UNLIKE_MIN_ITEMS = 256
+_UNLIKE_MIN_BYTES = 65_536
+# Loading a raw keyframe (26 MB at 100k jobs) as a dictionary costs ~19 s at
+# level 19 and 65 ms at 9; the first deltas of a group use it until one is trained.
+_RAW_DICT_LEVEL = 9
+# Deltas above this many raw bytes are compressed at the keyframes' level: level
+# 19 runs at ~1 MB/s, and a rare big delta saves little by it.
+_BIG_DELTA = 1_000_000
 
 # The keyed collections of a snapshot, with the attribute that names each item.
 _KEYED = (
@@ -138,18 +154,43 @@ def _header(snap: Snapshot) -> Snapshot:
 
 
 def make_delta(prev: Snapshot, cur: Snapshot) -> Delta:
+    delta = make_bounded_delta(prev, cur, budget=None)
+    assert delta is not None
+    return delta
+
+
+def item_count(snap: Snapshot) -> int:
+    return sum(len(getattr(snap, attr)) for attr, _ in _KEYED)
+
+
+def make_bounded_delta(prev: Snapshot, cur: Snapshot, *, budget: float | None) -> Delta | None:
+    """The delta from ``prev`` to ``cur``, or None as soon as more than ``budget``
+    items are seen to be added, removed or patched (changes a column carries are
+    nearly free, so they do not count). Giving up early keeps an append between
+    unlike snapshots as cheap as a keyframe: diffing and compressing a delta the
+    size of a snapshot costs ~100x more at 100k jobs."""
     delta = Delta(header=_header(cur))
+    spent = 0.0
     for attr, key in _KEYED:
         old = {getattr(x, key): x for x in getattr(prev, attr)}
         new_items = getattr(cur, attr)
         added, changed = [], []
         pairs = []
+        limit = None if budget is None else budget - spent
         for x in new_items:
             before = old.get(getattr(x, key))
             if before is None:
                 added.append(x)
+                if limit is not None and len(added) > limit:
+                    return None
             elif before != x:
                 pairs.append((before, x))
+        if budget is not None:
+            spent += len(added) + len(old) - (len(new_items) - len(added))
+            if pairs and spent + len(pairs) > budget:
+                spent += _patched_estimate(pairs)
+            if spent > budget:
+                return None
         if pairs:
             changed, columns = _changes(attr, key, old, pairs)
             delta.columns.extend(columns)
@@ -166,6 +207,15 @@ def make_delta(prev: Snapshot, cur: Snapshot) -> Delta:
 
 
 _MIN_COLUMN = 16
+_SAMPLE = 128
+
+
+def _patched_estimate(pairs: list[tuple[Any, Any]]) -> float:
+    """How many of the changed items need a patch (not only columns), from an
+    evenly spaced sample: exact counting costs as much as building the delta."""
+    sample = pairs[:: max(1, len(pairs) // _SAMPLE)]
+    patched = sum(1 for b, a in sample if _numeric_changes(b, a)[0])
+    return patched / len(sample) * len(pairs)
 
 
 def _int_diff(a: Any, b: Any) -> int | None:
@@ -183,8 +233,8 @@ def _numeric_changes(before: Any, after: Any) -> tuple[list[str], dict[str, int]
     """The changed fields split into those only a patch can carry and whole-number
     differences by column name (``priority``, ``factors.age``)."""
     other, nums = [], {}
-    for f in before.__struct_fields__:
-        a, b = getattr(before, f), getattr(after, f)
+    # Tuples compared at C speed: a patch usually touches 1–3 of ~20 fields.
+    for f, a, b in zip(before.__struct_fields__, astuple(before), astuple(after), strict=True):
         if a == b:
             continue
         d = _int_diff(a, b)
@@ -407,6 +457,8 @@ class Recorder:
         # Keyframes are rare and large: a slower level pays (≈25% smaller at level 9).
         self._key_level = keyframe_level
         self._delta_cctx: zstandard.ZstdCompressor | None = None
+        self._big_delta_cctx: zstandard.ZstdCompressor | None = None
+        self._delta_dict: zstandard.ZstdCompressionDict | None = None
         self._db: _Db | None = None
         self._prev: Snapshot | None = None
         self._prev_key: tuple[int, bytes] | None = None  # (seq, raw msgpack)
@@ -468,10 +520,39 @@ class Recorder:
         if self._dict_id == 0:
             # Until a dictionary is trained, deltas compress against their keyframe's
             # bytes: new jobs look like old ones.
+            self._delta_dict = _raw_dict(payload)
             self._delta_cctx = zstandard.ZstdCompressor(
-                level=self._level, dict_data=_raw_dict(payload), write_content_size=True
+                level=min(self._level, _RAW_DICT_LEVEL), dict_data=self._delta_dict,
+                write_content_size=True,
             )
+            self._big_delta_cctx = None
         return payload, blob, ref
+
+    def _compress_delta(self, payload: bytes) -> bytes:
+        assert self._delta_cctx is not None
+        if len(payload) <= _BIG_DELTA:
+            return self._delta_cctx.compress(payload)
+        if self._big_delta_cctx is None:
+            self._big_delta_cctx = zstandard.ZstdCompressor(
+                level=min(self._level, self._key_level), dict_data=self._delta_dict,
+                write_content_size=True, write_dict_id=self._dict_id == 0,
+            )
+        return self._big_delta_cctx.compress(payload)
+
+    def _delta_payload(self, snap: Snapshot) -> bytes | None:
+        """The encoded delta from the previous frame, or None when a keyframe is
+        the cheaper and smaller frame (most items changed)."""
+        assert self._prev is not None and self._prev_key is not None
+        items = max(item_count(snap), item_count(self._prev))
+        delta = make_bounded_delta(
+            self._prev, snap, budget=max(UNLIKE_SHARE * items, _UNLIKE_MIN_ITEMS)
+        )
+        if delta is None:
+            return None
+        payload = _encoder.encode(delta)
+        if len(payload) > max(UNLIKE_SHARE * len(self._prev_key[1]), _UNLIKE_MIN_BYTES):
+            return None
+        return payload
 
     def _train(self) -> None:
         assert self._db is not None
@@ -481,12 +562,14 @@ class Recorder:
             self._samples = []  # too little to learn from (tiny snapshots): keep v1's way
             return
         data = trained.as_bytes()
+        self._delta_dict = zstandard.ZstdCompressionDict(data)
+        self._big_delta_cctx = None
         with self._db.conn:
             self._db.conn.execute("BEGIN IMMEDIATE")
             cur = self._db.conn.execute("INSERT INTO dicts (data) VALUES (?)", (data,))
         self._dict_id = int(cur.lastrowid or 0)
         self._delta_cctx = zstandard.ZstdCompressor(
-            level=self._level, dict_data=zstandard.ZstdCompressionDict(data),
+            level=self._level, dict_data=self._delta_dict,
             write_content_size=True, write_dict_id=False,
         )
         self._samples = []
@@ -496,13 +579,15 @@ class Recorder:
         if self._db is None:
             raise RuntimeError("Recorder.append before start()")
         conn = self._db.conn
-        if self._prev is None or self._since_key >= self.keyframe_every:
+        delta = None
+        if self._prev is not None and self._since_key < self.keyframe_every:
+            delta = self._delta_payload(snap)
+        if delta is None:
             kind = KEYFRAME
             payload, blob, ref = self._keyframe(snap)
         else:
-            kind, payload = DELTA, _encoder.encode(make_delta(self._prev, snap))
-            assert self._delta_cctx is not None
-            blob, ref = self._delta_cctx.compress(payload), self._dict_id
+            kind, payload = DELTA, delta
+            blob, ref = self._compress_delta(payload), self._dict_id
             if self._dict_id == 0 and self._samples is not None:
                 self._samples.append(payload)
         with conn:

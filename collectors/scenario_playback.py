@@ -31,6 +31,9 @@ from quotatop.scenario import ScenarioV2
 # clocks and "earliest at 09:20" reasons read like a working day, deterministically.
 EPOCH = 1_767_603_600.0
 MAX_GAP_FRAMES = 100  # frames are added so no gap exceeds span / this
+# Between two passes of a looping demo. Longer than the detectors' trailing
+# windows (1 h by default), so a pass never counts the previous one's jobs.
+LOOP_GAP = 3600.0
 
 
 class ScenarioError(ValueError):
@@ -81,6 +84,7 @@ class ScenarioPlayback:
         self.unit = scenario.scenario.unit
         self._frames = self._sweep()
         self._predicted: dict[int, Snapshot] = {}
+        self._predicted_offset = 0.0
 
     def __len__(self) -> int:
         return len(self.times)
@@ -89,10 +93,20 @@ class ScenarioPlayback:
         """The frame at or before scenario second ``t``."""
         return max(0, min(len(self.times) - 1, bisect.bisect_right(self.times, t) - 1))
 
-    def frame(self, index: int) -> Snapshot:
+    @property
+    def period(self) -> float:
+        """Scenario seconds from one pass's start to the next's when looping."""
+        return (self.times[-1] if self.times else 0.0) + LOOP_GAP
+
+    def frame(self, index: int, offset: float = 0.0) -> Snapshot:
+        """Frame ``index`` with every instant moved ``offset`` seconds later (a
+        later pass of the loop). Predictions are made on the moved frame, so
+        reasons' clock times match it; only the current offset's are kept."""
+        if offset != self._predicted_offset:
+            self._predicted, self._predicted_offset = {}, offset
         snap = self._predicted.get(index)
         if snap is None:
-            snap = self._with_predictions(self._frames[index])
+            snap = self._with_predictions(shifted(self._frames[index], offset))
             self._predicted[index] = snap
         return msgspec.structs.replace(snap, meta=dict(snap.meta))
 
@@ -222,6 +236,20 @@ class ScenarioPlayback:
                                             job_size=f.job_size, partition=f.partition))
             jobs.append(j)
         return msgspec.structs.replace(snap, jobs=jobs)
+
+
+def shifted(snap: Snapshot, dt: float) -> Snapshot:
+    """The same frame ``dt`` seconds later: its clock and every job's instants."""
+    if not dt:
+        return snap
+
+    def later(t: float | None) -> float | None:
+        return None if t is None else t + dt
+
+    jobs = [msgspec.structs.replace(
+        j, submit_time=j.submit_time + dt, eligible_time=later(j.eligible_time),
+        start_time=later(j.start_time), end_time=later(j.end_time)) for j in snap.jobs]
+    return msgspec.structs.replace(snap, taken_at=snap.taken_at + dt, jobs=jobs)
 
 
 def _integrate(fs: list[float], use: list[float], t0: float, t1: float,

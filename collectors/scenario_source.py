@@ -7,6 +7,7 @@ plus a grid over quiet stretches), see ``collectors.scenario_playback``."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from collectors.model import PENDING, RUNNING, Job, Node, Snapshot, Team
@@ -31,6 +32,15 @@ class ScenarioSource:
         else:
             self._steps, self.granted = fifo_steps(scenario)
         self.position = -1  # before the first event
+        # Passes completed by looping: each later pass runs its clock on by the
+        # scenario's length plus a gap, so time never goes back when it wraps
+        # (detectors, recordings and the live incident list assume it does not).
+        self.lap = 0
+
+    @property
+    def offset(self) -> float:
+        """Seconds the current pass's clock runs ahead of the first pass (v2)."""
+        return self.lap * self.playback.period if self.playback is not None else 0.0
 
     @property
     def total_steps(self) -> int:
@@ -39,17 +49,20 @@ class ScenarioSource:
     def time_at(self, index: int) -> float:
         """Frame time: the simulated instant (v2), or the step number (fifo)."""
         if self.playback is not None:
-            return EPOCH + self.playback.times[index]
+            return EPOCH + self.offset + self.playback.times[index]
         return float(index)
 
     def index_at(self, t: float) -> int:
         """The frame at or before time ``t`` (as ``time_at`` counts it)."""
         if self.playback is not None:
-            return self.playback.index_at(t - EPOCH)
+            return self.playback.index_at(t - EPOCH - self.offset)
         return min(max(0, int(t)), max(0, self.total_steps - 1))
 
     def snapshots(self) -> list[Snapshot]:
-        """Every frame in order (what a recording of the whole play would hold)."""
+        """Every frame of the first pass in order (what a recording of the whole
+        play would hold)."""
+        if self.playback is not None:
+            return [self.playback.frame(i) for i in range(self.total_steps)]
         return [self.snapshot_at(i) for i in range(self.total_steps)]
 
     def incidents(self) -> list:  # type: ignore[type-arg]
@@ -61,10 +74,13 @@ class ScenarioSource:
         return detect_incidents(self.snapshots())
 
     def incident_marks(self) -> list[IncidentMark]:
+        """The first pass's incidents, placed on the current pass's clock."""
         if self._marks is None:
             self._marks = [IncidentMark(at=i.opened_at, title=f"{i.kind}: {i.summary}",
                                         severity=i.severity) for i in self.incidents()]
-        return self._marks
+        dt = self.offset
+        return [dataclasses.replace(m, at=m.at + dt) for m in self._marks] if dt \
+            else self._marks
 
     def _jobs_at(self, upto: int) -> list[Job]:
         # Rebuild the per-team job list the FIFO holds after `upto` steps: running
@@ -102,7 +118,7 @@ class ScenarioSource:
 
     def snapshot_at(self, position: int) -> Snapshot:
         if self.playback is not None:
-            return self.playback.frame(max(0, position))
+            return self.playback.frame(max(0, position), self.offset)
         assert isinstance(self.scenario, Scenario)
         info = self.scenario.scenario
         unit = info.unit
@@ -147,7 +163,10 @@ class ScenarioSource:
     def collect(self) -> Snapshot:
         self.position += 1
         if self.position >= self.total_steps:
-            self.position = 0 if self.loop else self.total_steps - 1
+            if self.loop:
+                self.position, self.lap = 0, self.lap + 1
+            else:
+                self.position = self.total_steps - 1
         return self.snapshot_at(self.position)
 
     def close(self) -> None:

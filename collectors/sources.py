@@ -19,14 +19,16 @@ import msgspec
 from collectors.base import Collector
 from quotatop.errors import UserError
 
-DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "demo_data" / "seed_fifo.toml"
+DEMO_DATA = Path(__file__).resolve().parent.parent / "demo_data"
+# The one default demo: what `quotatop`, `snapshot --source demo` and `record --source demo` play.
+DEFAULT_SCENARIO = DEMO_DATA / "split_60_30_10.toml"
 
 
 class SourceOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Everything any source may need; each source reads its own fields."""
 
     # demo
-    scenario: str | None = None  # None: demo_data/seed_fifo.toml
+    scenario: str | None = None  # None: DEFAULT_SCENARIO
     # slurm
     ssh_host: str | None = None  # run the Slurm commands there via ssh; None: locally
     slurm_slow_every: float = 60.0  # seconds between the slow commands (sshare, sacctmgr)

@@ -8,15 +8,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from collectors.sources import DEFAULT_SCENARIO, DEMO_DATA
 from quotatop.commands import COMMANDS
 from quotatop.errors import UserError
-
-DEFAULT_SCENARIO = "split_60_30_10.toml"
 
 
 def demo_path(name: str) -> Path:
     """A bundled scenario from demo_data/ beside the packages."""
-    return Path(__file__).resolve().parent.parent / "demo_data" / name
+    return DEMO_DATA / name
 
 
 def _cmd_tui(args: argparse.Namespace) -> int:
@@ -27,14 +26,16 @@ def _cmd_tui(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="quotatop", description=__doc__)
-    p.add_argument("--scenario", help="scenario TOML to play (default: bundled demo)")
+    p.add_argument("--scenario",
+                   help=f"scenario TOML to play (default: {DEFAULT_SCENARIO.name})")
     p.add_argument("--source", nargs="+", metavar="KIND",
-                   help="demo | slurm | k8s | prometheus | replay FILE (default: demo)")
+                   help="demo | slurm | k8s | prometheus | replay FILE "
+                        "(default: source in the config, else demo)")
     p.add_argument("--refresh", type=float, default=None,
-                   help="seconds between refreshes (default 1, or [tui] refresh)")
+                   help="seconds between refreshes (default: refresh in the config, 2)")
     p.add_argument("--config", help="config TOML (default $XDG_CONFIG_HOME/quotatop/config.toml)")
     p.add_argument("--record-dir", default=None,
-                   help="where R records (default $XDG_STATE_HOME/quotatop, or [tui] record_dir)")
+                   help="where R records (default: [tui] record_dir, $XDG_STATE_HOME/quotatop)")
     p.set_defaults(func=_cmd_tui)
     sub = p.add_subparsers(dest="command")
     for name in COMMANDS:

@@ -38,6 +38,10 @@ groups = ["dcgm", "kueue"]
 team_gpu_util = "avg by (namespace) (DCGM_FI_DEV_GPU_UTIL{cluster='a'})"
 node_gpu_util = ""
 
+[tui]
+theme = "nord"
+record_dir = "/scratch/rec"
+
 [incidents]
 idle_gpu_percent = 5
 [incidents.borrowing]
@@ -52,6 +56,7 @@ def test_a_full_file_decodes(tmp_path: Path) -> None:
     assert cfg.source == "k8s" and cfg.refresh == 3.0 and cfg.path == str(p)
     assert cfg.poll_interval("prometheus") == 30 and cfg.poll_interval("k8s") == 3.0
     assert cfg.incidents == {"idle_gpu_percent": 5, "borrowing": {"max_minutes": 30}}  # opaque
+    assert (cfg.tui.theme, cfg.tui.record_dir) == ("nord", "/scratch/rec")
     k8s = cfg.source_options()
     assert (k8s.kubeconfig, k8s.context, k8s.team_label) == (
         "/etc/quotatop/kubeconfig",
@@ -112,6 +117,12 @@ def test_an_explicit_missing_file_is_an_error(tmp_path: Path) -> None:
             r"at sources.prometheus.queries.q: expected a PromQL string .*got int",
         ),
         ("[sources.lsf]\nx = 1\n", r"cfg: at sources: Object contains unknown field `lsf`"),
+        ("[tui]\ncolour = 1\n", r"cfg: at tui: Object contains unknown field `colour`"),
+        ("[tui]\ntheme = 3\n", r"cfg: at tui.theme: Expected `str \| null`, got `int`"),
+        # The TUI's former format: each moved key says where it lives now.
+        ('[tui]\nsource = "slurm"\n', r"cfg: at tui.source: moved; write source instead"),
+        ('[tui]\nreplay = "r.qtr"\n', r"at tui.replay: moved; write sources.replay.recording"),
+        ('[slurm]\nssh_host = "x"\n', r"cfg: at slurm: moved; write \[sources.slurm\]"),
         (
             "[sources.prometheus]\npassword = 'hunter2'\n",
             r"at sources.prometheus.password: secrets do not belong .*basic_password_env",

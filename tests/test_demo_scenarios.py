@@ -4,7 +4,9 @@ no other kind. Times are scenario seconds (frame time minus EPOCH)."""
 
 from __future__ import annotations
 
+import argparse
 from functools import cache
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -159,11 +161,23 @@ def test_v2_timeline_seeks_by_simulated_time_and_marks_incidents() -> None:
     assert [m.title.split(":")[0] for m in tl.incident_marks()] == ["overcommit"]
 
 
-def test_default_quotatop_plays_the_60_30_10_split() -> None:
-    from quotatop.tui_launch import open_source
+def test_default_quotatop_plays_the_60_30_10_split(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from collectors.sources import open_source
+    from quotatop.commands.record import make_source
+    from quotatop.tui_launch import resolve
 
-    source = open_source("demo", None, {})
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # no config file: every default
+    launch = resolve(argparse.Namespace(source=None, refresh=None, config=None, scenario=None))
+    source = open_source(launch.kind, launch.options)
     assert source.name == "demo:split_60_30_10" and source.playback is not None
+    # `quotatop record --source demo` records that same default demo.
+    recorded = make_source(argparse.Namespace(source="demo", ssh=None, interval=2.0,
+                                              scenario=None, prometheus_url=None,
+                                              kubeconfig=None, context=None, config=None))
+    assert recorded.name == source.name
+    source.close()
+    recorded.close()
 
 
 @pytest.mark.parametrize("name", SCENARIOS)

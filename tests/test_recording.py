@@ -25,6 +25,7 @@ from collectors.recording import (
     _delta_decoder,
     _encoder,
     apply_delta,
+    make_bounded_delta,
     make_delta,
     parse_duration,
     purge_file,
@@ -391,3 +392,64 @@ def test_reads_a_v1_recording(tmp_path: Path) -> None:
         assert list(rec) == snaps
     with pytest.raises(RecordingError, match="cannot append to a v1 recording"):
         Recorder(path).start()
+
+
+def _other_cluster(snap: Snapshot, *, prefix: str, t: float) -> Snapshot:
+    """The same number of jobs as ``snap`` but nothing like them."""
+    return msgspec.structs.replace(snap, taken_at=t, jobs=[
+        msgspec.structs.replace(j, id=f"{prefix}{j.id}", team="z", user="other",
+                                request={"gpu": 8.0}, submit_time=j.submit_time + 1e5)
+        for j in snap.jobs])
+
+
+def test_unlike_frames_are_written_as_keyframes_and_round_trip(tmp_path: Path) -> None:
+    snaps = _busy(12, jobs=400)  # frame 9 raises all 400 priorities: still a delta
+    t = snaps[-1].taken_at
+    disjoint = _other_cluster(snaps[-1], prefix="b", t=t + 2)
+    same_ids = _other_cluster(snaps[-1], prefix="", t=t + 4)
+    after = _busy(2, jobs=400)
+    after = [msgspec.structs.replace(s, taken_at=t + 6 + 2 * i) for i, s in enumerate(after)]
+    frames = [*snaps, disjoint, same_ids, *after]
+    path = tmp_path / "r.qtrec"
+    write(path, frames)
+    con = sqlite3.connect(path)
+    rows = con.execute("SELECT seq, kind, key_seq FROM frames ORDER BY seq").fetchall()
+    con.close()
+    kinds = [k for _, k, _ in rows]
+    # disjoint ids, other contents under the same ids, then back to the first cluster
+    assert kinds == [0] + [1] * 11 + [0, 0, 0, 1]
+    assert rows[-1][2] == rows[-2][0]  # the next like frame is a delta on the new keyframe
+    with Recording(path) as rec:
+        assert list(rec) == frames
+        for i in (13, 12, 15, 9):
+            rec.forget()
+            assert rec.frame(i) == frames[i]
+
+
+def test_bounded_delta_gives_up_on_unlike_snapshots_only() -> None:
+    snaps = _busy(10, jobs=400)
+    other = _other_cluster(snaps[9], prefix="b", t=snaps[9].taken_at + 2)
+    assert make_bounded_delta(snaps[9], other, budget=200) is None
+    assert make_bounded_delta(snaps[9], _other_cluster(snaps[9], prefix="", t=0.0),
+                              budget=200) is None
+    # Every priority changing is columns, not patches: within the budget, and exact.
+    delta = make_bounded_delta(snaps[8], snaps[9], budget=200)
+    assert delta is not None and delta.columns and not delta.jobs_changed
+    assert delta == make_delta(snaps[8], snaps[9])
+    assert apply_delta(snaps[8], _delta_decoder.decode(_encoder.encode(delta))) == snaps[9]
+
+
+def test_big_deltas_compressed_at_the_keyframe_level_round_trip(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import collectors.recording as recording
+
+    monkeypatch.setattr(recording, "_BIG_DELTA", 1)  # every delta takes the big path
+    snaps = _busy(TRAIN_AFTER + 8)
+    path = tmp_path / "r.qtrec"
+    write(path, snaps)
+    con = sqlite3.connect(path)
+    refs = [ref for kind, ref in con.execute("SELECT kind, ref FROM frames") if kind == 1]
+    con.close()
+    assert len(refs) == len(snaps) - 1 and {0} < set(refs)  # keyframe bytes, then trained
+    with Recording(path) as rec:
+        assert list(rec) == snaps

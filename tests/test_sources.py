@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from collectors.sources import SOURCES, SourceOptions, open_source, options_from_mapping
+from collectors.sources import (
+    DEFAULT_SCENARIO,
+    SOURCES,
+    SourceOptions,
+    open_source,
+    options_from_mapping,
+)
 from harness.fixtures_k8s_prom import kube_api, prometheus_server  # noqa: F401  (fixtures)
 from harness.kube_apiserver import KubeAPIServer
 from harness.prometheus_server import PrometheusServer
@@ -38,9 +44,9 @@ def test_demo_plays_the_bundled_scenario_by_default() -> None:
         first, second = col.collect(), col.collect()
     finally:
         col.close()
-    assert col.name.startswith("demo:")
+    assert col.name == f"demo:{DEFAULT_SCENARIO.stem}" == "demo:split_60_30_10"
     assert first.meta["step"] == "1" and second.meta["step"] == "2"
-    assert {t.name for t in first.teams}  # the seed scenario's teams
+    assert {t.name for t in first.teams}  # the default demo's teams
 
 
 def test_demo_with_a_missing_scenario_is_one_line(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from tui_fixtures import snapshot
 
+from collectors.config import load_config
 from quotatop.errors import UserError
 from quotatop.tui_launch import resolve
 from tui.derive import derive, preemption_victims, preemptor, reclaim_order
@@ -66,7 +67,8 @@ def test_formatters() -> None:
 
 
 def _args(**kw: object) -> argparse.Namespace:
-    base = {"source": None, "refresh": None, "config": None, "scenario": None}
+    base = {"source": None, "refresh": None, "config": None, "scenario": None,
+            "record_dir": None}
     base.update(kw)
     return argparse.Namespace(**base)
 
@@ -74,22 +76,63 @@ def _args(**kw: object) -> argparse.Namespace:
 def test_config_file_and_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = tmp_path / "quotatop" / "config.toml"
     cfg.parent.mkdir()
-    cfg.write_text('[tui]\nsource = "replay"\nreplay = "rec.qtr"\nrefresh = 3\ntheme = "nord"\n')
+    cfg.write_text('source = "replay"\nrefresh = 3\n[sources.replay]\nrecording = "rec.qtr"\n'
+                   '[sources.demo]\nscenario = "file.toml"\n'
+                   '[tui]\ntheme = "nord"\nrecord_dir = "/scratch/rec"\n')
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
-    assert resolve(_args())[:4] == ("replay", "rec.qtr", 3.0, "nord")
-    assert resolve(_args(source=["demo"], refresh=0.5))[:3] == ("demo", None, 0.5)
+    launch = resolve(_args())
+    assert (launch.kind, launch.options.recording, launch.refresh, launch.theme) == (
+        "replay", "rec.qtr", 3.0, "nord")
+    assert launch.record_dir == Path("/scratch/rec") and launch.options.refresh == 3.0
+    flagged = resolve(_args(source=["demo"], refresh=0.5, record_dir="/tmp/r"))
+    assert (flagged.kind, flagged.options.scenario, flagged.refresh) == ("demo", "file.toml", 0.5)
+    assert flagged.options.refresh == 0.5 and flagged.record_dir == Path("/tmp/r")
+    assert resolve(_args(source=["demo", "b.toml"])).options.scenario == "b.toml"
+    assert resolve(_args(scenario="c.toml", source=["demo"])).options.scenario == "c.toml"
+    assert resolve(_args(source=["replay", "other.qtr"])).options.recording == "other.qtr"
+
+
+def test_the_tui_reads_the_same_options_as_snapshot(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('source = "slurm"\n[poll]\nslurm = 7\n[sources.slurm]\nssh_host = "login1"\n')
+    launch = resolve(_args(config=str(cfg), refresh=1.0))
+    assert launch.kind == "slurm" and launch.refresh == 1.0
+    # The file's per-source poll wins over --refresh for the collector; the view uses --refresh.
+    assert launch.options == load_config(cfg).source_options("slurm")
+    assert launch.options.ssh_host == "login1" and launch.options.refresh == 7
 
 
 @pytest.mark.parametrize(("content", "args", "message"), [
-    ("[tui\n", {}, "invalid TOML"),
-    ("[tui]\nrefresh = -1\n", {}, "refresh must be a positive"),
-    ("[tui]\ncolour = 1\n", {}, "unknown key 'colour'"),
+    ("[tui\n", {}, r"c\.toml: not TOML"),
+    ("refresh = -1\n", {}, r"c\.toml: at refresh: Expected `float` > 0"),
+    ("[tui]\ncolour = 1\n", {}, r"c\.toml: at tui: .*unknown field `colour`"),
+    ("[tui]\nrefresh = 2\n", {}, r"c\.toml: at tui\.refresh: moved; write refresh"),
+    ("", {"refresh": 0.0}, "--refresh must be a positive"),
     ("", {"source": ["replay"]}, "needs a file"),
     ("", {"source": ["slurm", "x"]}, "takes no file"),
+    ("", {"source": ["demo", "a", "b"]}, "at most one file"),
     ("", {"source": ["lsf"]}, "unknown source"),
 ])
 def test_bad_config_is_one_line(tmp_path: Path, content: str, args: dict, message: str) -> None:
     cfg = tmp_path / "c.toml"
     cfg.write_text(content)
-    with pytest.raises(UserError, match=message):
+    with pytest.raises(UserError, match=message) as info:
         resolve(_args(config=str(cfg), **args))
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--source", "replay", "missing.qtr"], "missing.qtr: no such recording"),
+    (["--source", "demo", "missing.toml"], "missing.toml: no such scenario file"),
+    (["--config", "nope.toml"], "nope.toml: no such config file"),
+])
+def test_bad_launch_exits_2_with_one_line(argv: list[str], message: str, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from quotatop.cli import main
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # not the developer's own file
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

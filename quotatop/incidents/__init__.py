@@ -21,17 +21,31 @@ __all__ = ["KINDS", "Incident", "IncidentConfig", "IncidentMonitor", "detect_inc
 
 
 class IncidentMonitor:
+    """Feeds every detector. Detectors assume time moves forward: a frame older
+    than the last one (a replay seeking back, a clock stepped back) starts them
+    afresh from that frame, so nothing reopens from stale state. Incidents seen
+    before the jump are kept for ``finish``, closed at the last frame before it."""
+
     def __init__(self, config: IncidentConfig | None = None) -> None:
-        cfg = config or IncidentConfig()
-        self.detectors = [QueueStormDetector(cfg.queue_storm),
-                          StarvationDetector(cfg.starvation),
-                          OvercommitDetector(cfg.overcommit),
-                          FragmentationDetector(cfg.fragmentation)]
+        self.config = config or IncidentConfig()
+        self.detectors = self._fresh()
         self.last_t: float | None = None
+        self.before_jump: list[Incident] = []  # finished by a backwards jump
+        self.resets = 0
+
+    def _fresh(self) -> list:  # type: ignore[type-arg]
+        cfg = self.config
+        return [QueueStormDetector(cfg.queue_storm), StarvationDetector(cfg.starvation),
+                OvercommitDetector(cfg.overcommit), FragmentationDetector(cfg.fragmentation)]
 
     def feed(self, snap: Snapshot) -> None:
         if self.last_t is not None and snap.taken_at < self.last_t:
-            return  # frames out of order (a clock step back): skip rather than reopen
+            for inc in self._finish_detectors():
+                if inc.closed_at is None:
+                    inc.closed_at = self.last_t
+                self.before_jump.append(inc)
+            self.detectors = self._fresh()
+            self.resets += 1
         self.last_t = snap.taken_at
         for d in self.detectors:
             d.feed(snap)
@@ -42,8 +56,12 @@ class IncidentMonitor:
         return sorted(out, key=lambda i: i.opened_at)
 
     def finish(self) -> list[Incident]:
-        out = [i for d in self.detectors for i in d.finish()]
+        out = self.before_jump + self._finish_detectors()
+        self.before_jump = []
         return sorted(out, key=lambda i: (i.opened_at, i.kind))
+
+    def _finish_detectors(self) -> list[Incident]:
+        return [i for d in self.detectors for i in d.finish()]
 
 
 def _episodes(d: object) -> list:  # type: ignore[type-arg]

@@ -81,17 +81,29 @@ class StarvationDetector:
                                            "passed_by": float(len(passed))}
         # Aging that rescues it: enough priority per hour of age to outrank every
         # newer job that started with a higher priority.
-        need = 0.0
+        now = 0.0
         for s in passed:
             since = queued_since(job)
             if job.priority is None or s.priority is None or s.submit <= since:
                 continue
             gap = s.priority - job.priority
             if gap > 0:
-                need = max(need, gap / ((s.submit - since) / 3600.0))
+                now = max(now, gap / ((s.submit - since) / 3600.0))
+        # The passers of the trailing window change as the episode goes on; the
+        # rescue must outrank all of them, so it reports the episode's worst.
+        cur = self.episodes.open.get(job.id)
+        old = cur.details if cur is not None else {}
+        worst = float(old.get("age_priority_per_hour_needed", 0.0))
+        if now > 0 and cur is None:
+            details["age_priority_per_hour_needed_at_open"] = now
+        if now > worst:  # when the worst was measured
+            details["age_priority_per_hour_needed_at"] = snap.taken_at
+        need = max(now, worst)
         if need > 0:
             details["age_priority_per_hour_needed"] = need
-            suggestion = (f"aging of ≥ {need:.0f} priority points per hour waited would put "
+            details["age_priority_per_hour_needed_now"] = now
+            suggestion = (f"aging of ≥ {need:.0f} priority points per hour waited (the most "
+                          "this episode needed) would have put "
                           f"job {job.id} ahead of the newer jobs that passed it "
                           "(raise PriorityWeightAge / lower PriorityMaxAge)")
         else:

@@ -118,7 +118,8 @@ pub struct Engine<'a, 'p> {
     pub p: &'p Policy,
     pub now: f64,
     pub t0: f64,
-    pub usage: Vec<V3>,
+    /// Per team and quota dimension (cpu, memory, gpu, typed GPU keys).
+    pub usage: Vec<Vec<f64>>,
     pub fs_usage: Vec<f64>,
     pub user_qos: BTreeMap<(usize, &'a str), (V3, i64)>,
     pub user_team: BTreeMap<(usize, &'a str), V3>,
@@ -174,6 +175,11 @@ fn bits(t: f64) -> u64 {
     t.max(0.0).to_bits()
 }
 
+/// A request's amount in quota dimension `d`: a typed dimension holds its GPUs.
+fn need_in(total: &V3, d: usize) -> f64 {
+    total[d.min(GPU)]
+}
+
 pub fn fmt_amount(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{}", x as i64)
@@ -199,12 +205,13 @@ pub fn fmt_clock(t: f64, now: f64) -> String {
 impl<'a, 'p> Engine<'a, 'p> {
     pub fn new(c: Cluster<'a>, p: &'p Policy, now: f64) -> Engine<'a, 'p> {
         let nt = c.teams.len();
+        let nd = 3 + c.qtypes.len();
         let mut e = Engine {
             c,
             p,
             now,
             t0: now,
-            usage: vec![[0.0; 3]; nt],
+            usage: vec![vec![0.0; nd]; nt],
             fs_usage: vec![0.0; nt],
             user_qos: BTreeMap::new(),
             user_team: BTreeMap::new(),
@@ -254,6 +261,9 @@ impl<'a, 'p> Engine<'a, 'p> {
         let (t, q, u, tot) = (job.team, job.qos, job.user, job.total);
         for (d, x) in tot.iter().enumerate() {
             self.usage[t][d] += sign * x;
+        }
+        if let Some(k) = job.qdim {
+            self.usage[t][k] += sign * tot[GPU];
         }
         // Per-user totals are kept only where a per-user limit reads them.
         let qq = &self.c.qos[q];
@@ -433,9 +443,10 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
         }
         if self.p.quota != QuotaMode::Off {
-            for d in 0..3 {
-                if job.total[d] > team.m[d] {
-                    return Some(format!("rejected: asks {} {}, more than team {}'s max of {}", fmt_amount(job.total[d]), dim_name(d), team.name, fmt_amount(team.m[d])));
+            for d in (0..3).chain(job.qdim) {
+                let ask = need_in(&job.total, d);
+                if ask > team.m[d] {
+                    return Some(format!("rejected: asks {} {}, more than team {}'s max of {}", fmt_amount(ask), self.dim_label(d), team.name, fmt_amount(team.m[d])));
                 }
             }
         }
@@ -532,45 +543,46 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     // ------------------------------------------------------------------ quotas
 
-    /// Idle capacity the cohort of `t` can lend it, per dimension (Kueue's
-    /// cohort borrowing with lendingLimit): unused guarantee of the other
-    /// members up to their lendable, less what the others already borrow.
-    fn cohort_avail(&self, t: usize, usage: &[V3]) -> V3 {
+    /// Idle capacity the cohort of `t` can lend it, per quota dimension
+    /// (Kueue's cohort borrowing with lendingLimit, per resource and flavor):
+    /// unused guarantee of the other members up to their lendable, less what
+    /// the others already borrow.
+    fn cohort_avail(&self, t: usize, usage: &[Vec<f64>]) -> Vec<f64> {
         let c = self.c.teams[t].cohort;
-        let mut lend = [0.0; 3];
-        let mut borrowed = [0.0; 3];
+        let nd = usage[t].len();
+        let mut avail = vec![0.0; nd];
         for (s, team) in self.c.teams.iter().enumerate() {
             if s == t || !team.has_g || team.cohort != c {
                 continue;
             }
-            for d in 0..3 {
+            for (d, a) in avail.iter_mut().enumerate() {
                 if team.g[d].is_finite() {
-                    lend[d] += (team.g[d] - usage[s][d]).max(0.0).min(team.l[d]);
-                    borrowed[d] += (usage[s][d] - team.g[d]).max(0.0);
+                    *a += (team.g[d] - usage[s][d]).max(0.0).min(team.l[d]) - (usage[s][d] - team.g[d]).max(0.0);
                 }
             }
         }
-        [lend[0] - borrowed[0], lend[1] - borrowed[1], lend[2] - borrowed[2]]
+        avail
     }
 
-    fn quota_check(&self, t: usize, need: &V3, usage: &[V3]) -> Option<Block> {
+    /// Quota check of a request `need` (typed GPUs also in dimension `qdim`).
+    fn quota_check(&self, t: usize, need: &V3, qdim: Option<usize>, usage: &[Vec<f64>]) -> Option<Block> {
         if self.p.quota == QuotaMode::Off {
             return None;
         }
         let team = &self.c.teams[t];
-        for d in [GPU, CPU, MEM] {
-            if usage[t][d] + need[d] > team.m[d] {
+        for d in [GPU, CPU, MEM].into_iter().chain(qdim) {
+            if usage[t][d] + need_in(need, d) > team.m[d] {
                 return Some(Block::Max { dim: d, max: team.m[d], used: usage[t][d] });
             }
         }
         if self.p.quota == QuotaMode::MaxOnly || !team.has_g {
             return None;
         }
-        let mut avail: Option<V3> = None;
-        for d in [GPU, CPU, MEM] {
-            let over = usage[t][d] + need[d] - team.g[d];
+        let mut avail: Option<Vec<f64>> = None;
+        for d in [GPU, CPU, MEM].into_iter().chain(qdim) {
+            let over = usage[t][d] + need_in(need, d) - team.g[d];
             if over > 0.0 {
-                let a = *avail.get_or_insert_with(|| self.cohort_avail(t, usage));
+                let a = avail.get_or_insert_with(|| self.cohort_avail(t, usage));
                 if over > a[d] {
                     return Some(Block::Cohort { dim: d, guarantee: team.g[d], avail: a[d].max(0.0) });
                 }
@@ -579,14 +591,23 @@ impl<'a, 'p> Engine<'a, 'p> {
         None
     }
 
-    fn within_guarantee(&self, t: usize, need: &V3) -> bool {
+    fn within_guarantee(&self, t: usize, need: &V3, qdim: Option<usize>) -> bool {
         let team = &self.c.teams[t];
-        team.has_g && (0..3).all(|d| self.usage[t][d] + need[d] <= team.g[d])
+        team.has_g && (0..3).chain(qdim).all(|d| self.usage[t][d] + need_in(need, d) <= team.g[d])
     }
 
     fn borrowing(&self, t: usize) -> bool {
         let team = &self.c.teams[t];
-        team.has_g && (0..3).any(|d| self.usage[t][d] > team.g[d])
+        team.has_g && self.usage[t].iter().zip(&team.g).any(|(u, g)| u > g)
+    }
+
+    /// "GPUs", "CPUs", … or the typed key, e.g. "gpu:h100 GPUs".
+    fn dim_label(&self, d: usize) -> String {
+        if d < 3 {
+            dim_name(d).to_string()
+        } else {
+            format!("gpu:{} GPUs", self.c.qtypes[d - 3])
+        }
     }
 
     // --------------------------------------------------------------- placement
@@ -802,13 +823,13 @@ impl<'a, 'p> Engine<'a, 'p> {
         }
         let team = &self.c.teams[job.team];
         self.p.quota == QuotaMode::Enforce
-            && self.within_guarantee(job.team, &job.total)
+            && self.within_guarantee(job.team, &job.total, job.qdim)
             && (0..self.c.teams.len()).any(|x| x != job.team && self.c.teams[x].cohort == team.cohort && self.borrowing(x))
     }
 
     fn find_victims(&self, j: usize, t: f64) -> Option<(Vec<usize>, Vec<usize>)> {
         let job = &self.c.jobs[j];
-        let reclaim = self.p.quota == QuotaMode::Enforce && self.within_guarantee(job.team, &job.total);
+        let reclaim = self.p.quota == QuotaMode::Enforce && self.within_guarantee(job.team, &job.total, job.qdim);
         let my_cohort = self.c.teams[job.team].cohort;
         let mut cands: Vec<usize> = Vec::new();
         for (v, vj) in self.c.jobs.iter().enumerate() {
@@ -838,27 +859,27 @@ impl<'a, 'p> Engine<'a, 'p> {
         let mut free: Vec<V3> = self.c.nodes.iter().map(|n| n.free).collect();
         let mut usage = self.usage.clone();
         let mut chosen: Vec<usize> = Vec::new();
-        let give = |free: &mut Vec<V3>, usage: &mut Vec<V3>, v: usize, sign: f64| {
+        let give = |free: &mut Vec<V3>, usage: &mut Vec<Vec<f64>>, v: usize, sign: f64| {
             let vj = &jobs[v];
             for &n in &vj.nodes {
                 for d in 0..3 {
                     free[n][d] += sign * vj.per_node[d];
                 }
             }
-            for d in 0..3 {
-                usage[vj.team][d] -= sign * vj.total[d];
+            for d in (0..3).chain(vj.qdim) {
+                usage[vj.team][d] -= sign * need_in(&vj.total, d);
             }
         };
         let mut placed = None;
         for &v in &cands {
             let vt = jobs[v].team;
             let team = &self.c.teams[vt];
-            if team.has_g && (0..3).any(|d| team.g[d].is_finite() && usage[vt][d] - jobs[v].total[d] < team.g[d]) {
+            if team.has_g && (0..3).chain(jobs[v].qdim).any(|d| team.g[d].is_finite() && usage[vt][d] - need_in(&jobs[v].total, d) < team.g[d]) {
                 continue; // would take the victim's team below its guarantee
             }
             give(&mut free, &mut usage, v, 1.0);
             chosen.push(v);
-            if self.quota_check(job.team, &job.total, &usage).is_none() {
+            if self.quota_check(job.team, &job.total, job.qdim, &usage).is_none() {
                 if let Some(p) = self.place_now(j, &[], Some(&free), t) {
                     placed = Some(p);
                     break;
@@ -872,7 +893,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             i -= 1;
             let v = chosen[i];
             give(&mut free, &mut usage, v, -1.0);
-            let ok = self.quota_check(job.team, &job.total, &usage).is_none();
+            let ok = self.quota_check(job.team, &job.total, job.qdim, &usage).is_none();
             match if ok { self.place_now(j, &[], Some(&free), t) } else { None } {
                 Some(p) => {
                     chosen.remove(i);
@@ -1015,8 +1036,8 @@ impl<'a, 'p> Engine<'a, 'p> {
             cx.fifo_blocked.entry(team).or_insert(j);
             return Outcome::Drop;
         }
-        let total = self.c.jobs[j].total;
-        if let Some(b) = self.quota_check(team, &total, &self.usage) {
+        let (total, qdim) = (self.c.jobs[j].total, self.c.jobs[j].qdim);
+        if let Some(b) = self.quota_check(team, &total, qdim, &self.usage) {
             self.record(j, b);
             cx.fifo_blocked.entry(team).or_insert(j);
             return Outcome::Drop;
@@ -1102,7 +1123,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 return self.gang_blocked(&pend);
             }
             let job = &self.c.jobs[m];
-            if let Some(b) = self.quota_check(job.team, &job.total, &usage) {
+            if let Some(b) = self.quota_check(job.team, &job.total, job.qdim, &usage) {
                 self.record(m, b);
                 return self.gang_blocked(&pend);
             }
@@ -1114,8 +1135,8 @@ impl<'a, 'p> Engine<'a, 'p> {
                             free[n][d] -= job.per_node[d];
                         }
                     }
-                    for d in 0..3 {
-                        usage[job.team][d] += job.total[d];
+                    for d in (0..3).chain(job.qdim) {
+                        usage[job.team][d] += need_in(&job.total, d);
                     }
                     plan.push((m, nodes));
                 }
@@ -1202,14 +1223,14 @@ impl<'a, 'p> Engine<'a, 'p> {
         match b {
             Block::Max { dim, max, used } => format!(
                 "waits for team {}'s max of {} {} (holds {}, asks {})",
-                team.name, fmt_amount(*max), dim_name(*dim), fmt_amount(*used), fmt_amount(job.total[*dim])
+                team.name, fmt_amount(*max), self.dim_label(*dim), fmt_amount(*used), fmt_amount(need_in(&job.total, *dim))
             ),
             Block::Cohort { dim, guarantee, avail } => {
                 let c = self.c.cohorts[team.cohort];
                 let c = if c.is_empty() { "the cluster".to_string() } else { format!("cohort {c}") };
                 format!(
                     "waits for idle {} to borrow in {}: team {} is over its guarantee of {}, {} lendable now",
-                    dim_name(*dim), c, team.name, fmt_amount(*guarantee), fmt_amount(*avail)
+                    self.dim_label(*dim), c, team.name, fmt_amount(*guarantee), fmt_amount(*avail)
                 )
             }
             Block::Nodes => {

@@ -62,11 +62,11 @@ def alive(name: str) -> bool:
 def _default_demo() -> tuple[str, str]:
     """(the default scenario's name, its first team): what `quotatop` plays."""
     from collectors.scenario_source import ScenarioSource
-    from quotatop.cli import DEFAULT_SCENARIO, demo_path
+    from collectors.sources import DEFAULT_SCENARIO
     from quotatop.scenario import load_scenario
 
-    snap = ScenarioSource(load_scenario(demo_path(DEFAULT_SCENARIO))).collect()
-    return Path(DEFAULT_SCENARIO).stem, snap.teams[0].name
+    snap = ScenarioSource(load_scenario(DEFAULT_SCENARIO)).collect()
+    return DEFAULT_SCENARIO.stem, snap.teams[0].name
 
 
 def test_quotatop_in_tmux(session: str) -> None:

@@ -37,6 +37,20 @@ def limits(r: dict[str, float], missing: float) -> list[float]:
     return a
 
 
+def quota_vec(r: dict[str, float], qtypes: list[str], missing: float) -> list[float]:
+    """A team quota over the quota dimensions: cpu, memory, plain gpu, then each typed key."""
+    keys = ["cpu", "memory", "gpu"] + [f"gpu:{t}" for t in qtypes]
+    return [float(r[k]) if k in r else missing for k in keys]
+
+
+def quota_has(r: dict[str, float], qtypes: list[str], d: int) -> bool:
+    return (["cpu", "memory", "gpu"] + [f"gpu:{t}" for t in qtypes])[d] in r
+
+
+def need_in(total: list[float], d: int) -> float:
+    return total[min(d, GPU)]
+
+
 def has(r: dict[str, float], d: int) -> bool:
     key = ("cpu", "memory", "gpu")[d]
     return key in r or (d == GPU and any(k.startswith("gpu:") for k in r))
@@ -50,6 +64,11 @@ def id_key(s: str) -> tuple[str, int, int, str]:
 
 def fits(free: list[float], need: list[float]) -> bool:
     return all(free[d] >= need[d] for d in DIMS)
+
+
+def qdims(job: RJob) -> tuple[int, ...]:
+    """The quota dimensions a job's request counts in: plain ones, then its typed GPU key."""
+    return DIMS if job.qdim is None else (*DIMS, job.qdim)
 
 
 @dataclass
@@ -69,6 +88,7 @@ class RJob:
     eligible: float
     rank: int
     gang: str | None
+    qdim: int | None = None
     st: str = "pending"
     start: float = 0.0
     first_start: float | None = None
@@ -109,23 +129,28 @@ class Reference:
         self.teams = []
         team_ix = {}
         cohorts = [""]
+        self.qtypes = sorted({k[4:] for t in snap.get("teams", [])
+                              for f in ("guarantee", "max", "lendable")
+                              for k in (t.get(f) or {}) if k.startswith("gpu:")})
+        nd = 3 + len(self.qtypes)
         for t in snap.get("teams", []):
             c = t.get("cohort") or ""
             if c not in cohorts:
                 cohorts.append(c)
-            g, m, lend = [INF] * 3, [INF] * 3, [0.0] * 3
+            g, m, lend = [INF] * nd, [INF] * nd, [0.0] * nd
             mx = t.get("max")
             if mx is not None:
-                m = limits(mx, INF)
+                m = quota_vec(mx, self.qtypes, INF)
             gr = t.get("guarantee")
             if gr is not None:
-                for d in DIMS:
-                    if has(gr, d) or (mx is not None and has(mx, d)):
-                        g[d] = limits(gr, 0.0)[d]
+                for d in range(nd):
+                    if quota_has(gr, self.qtypes, d) or (mx is not None
+                                                         and quota_has(mx, self.qtypes, d)):
+                        g[d] = quota_vec(gr, self.qtypes, 0.0)[d]
                         lend[d] = g[d]
                 if t.get("lendable") is not None:
-                    lv = limits(t["lendable"], INF)
-                    for d in DIMS:
+                    lv = quota_vec(t["lendable"], self.qtypes, INF)
+                    for d in range(nd):
                         if math.isfinite(g[d]):
                             lend[d] = min(lv[d], g[d])
             team_ix[t["name"]] = len(self.teams)
@@ -171,8 +196,8 @@ class Reference:
             if w.get("team", "") not in team_ix:
                 team_ix[w.get("team", "")] = len(self.teams)
                 self.teams.append({"name": w.get("team", ""), "parent": None, "cohort": 0,
-                                   "has_g": False, "g": [INF] * 3, "m": [INF] * 3,
-                                   "l": [0.0] * 3, "preemptible": True, "shares": 1.0,
+                                   "has_g": False, "g": [INF] * nd, "m": [INF] * nd,
+                                   "l": [0.0] * nd, "preemptible": True, "shares": 1.0,
                                    "raw_usage": None, "per_job": None, "per_user": None,
                                    "max_wall": None, "max_submit": None})
             qn = w.get("qos", "normal")
@@ -199,6 +224,8 @@ class Reference:
                        eligible=max(el if el is not None else submit, submit),
                        rank=class_rank(w.get("qos_class")), gang=w.get("gang"),
                        st="future" if arrival else "pending", snapshot_running=running)
+            if typed and typed[-1] in self.qtypes:
+                job.qdim = 3 + self.qtypes.index(typed[-1])
             if running:
                 start = w.get("start_time", now)
                 end = start + limit if limit is not None else horizon_end
@@ -236,7 +263,7 @@ class Reference:
                     self.total[d] += n["cap"][d]
         self.unit = GPU if self.total[GPU] > 0 else CPU
         nt = len(self.teams)
-        self.usage = [[0.0] * 3 for _ in range(nt)]
+        self.usage = [[0.0] * (3 + len(self.qtypes)) for _ in range(nt)]
         self.user_qos: dict[tuple[int, str], list] = {}
         self.user_team: dict[tuple[int, str], list[float]] = {}
         self.submitted_uq: dict[tuple[int, str], int] = {}
@@ -259,8 +286,8 @@ class Reference:
     # ------------------------------------------------------------ bookkeeping
     def account(self, j: int, sign: float) -> None:
         job = self.jobs[j]
-        for d in DIMS:
-            self.usage[job.team][d] += sign * job.total[d]
+        for d in qdims(job):
+            self.usage[job.team][d] += sign * need_in(job.total, d)
         e = self.user_qos.setdefault((job.qos, job.user), [[0.0] * 3, 0])
         for d in DIMS:
             e[0][d] += sign * job.total[d]
@@ -342,7 +369,8 @@ class Reference:
         for lim in (team["per_job"], q["max_tres_job"]):
             if lim and any(job.total[d] > lim[d] for d in DIMS):
                 return True
-        if self.p["quota"] != "off" and any(job.total[d] > team["m"][d] for d in DIMS):
+        if self.p["quota"] != "off" and any(need_in(job.total, d) > team["m"][d]
+                                            for d in qdims(job)):
             return True
         ok = [n for n in range(len(self.nodes))
               if self.eligible(j, n) and fits(self.nodes[n]["cap"], job.per_node)]
@@ -383,31 +411,34 @@ class Reference:
     # ----------------------------------------------------------------- quotas
     def cohort_avail(self, t: int, usage: list[list[float]]) -> list[float]:
         c = self.teams[t]["cohort"]
-        lend, borrowed = [0.0] * 3, [0.0] * 3
+        nd = len(usage[t])
+        lend, borrowed = [0.0] * nd, [0.0] * nd
         for s, team in enumerate(self.teams):
             if s == t or not team["has_g"] or team["cohort"] != c:
                 continue
-            for d in DIMS:
+            for d in range(nd):
                 if math.isfinite(team["g"][d]):
                     lend[d] += min(max(team["g"][d] - usage[s][d], 0.0), team["l"][d])
                     borrowed[d] += max(usage[s][d] - team["g"][d], 0.0)
-        return [lend[d] - borrowed[d] for d in DIMS]
+        return [lend[d] - borrowed[d] for d in range(nd)]
 
-    def quota_ok(self, t: int, need: list[float], usage: list[list[float]]) -> bool:
+    def quota_ok(self, t: int, job: RJob, usage: list[list[float]]) -> bool:
+        """Quota of job's request for team t: plain dimensions and its typed GPU key."""
         if self.p["quota"] == "off":
             return True
         team = self.teams[t]
-        if any(usage[t][d] + need[d] > team["m"][d] for d in DIMS):
+        dims = qdims(job)
+        if any(usage[t][d] + need_in(job.total, d) > team["m"][d] for d in dims):
             return False
         if self.p["quota"] == "max_only" or not team["has_g"]:
             return True
         avail = self.cohort_avail(t, usage)
-        return all(usage[t][d] + need[d] - team["g"][d] <= avail[d]
-                   for d in DIMS if usage[t][d] + need[d] - team["g"][d] > 0)
+        return all(usage[t][d] + need_in(job.total, d) - team["g"][d] <= avail[d]
+                   for d in dims if usage[t][d] + need_in(job.total, d) - team["g"][d] > 0)
 
     def borrowing(self, t: int) -> bool:
         team = self.teams[t]
-        return team["has_g"] and any(self.usage[t][d] > team["g"][d] for d in DIMS)
+        return team["has_g"] and any(u > g for u, g in zip(self.usage[t], team["g"], strict=True))
 
     # -------------------------------------------------------------- placement
     def eligible(self, j: int, n: int) -> bool:
@@ -519,7 +550,7 @@ class Reference:
         job = self.jobs[j]
         team = self.teams[job.team]
         reclaim = self.p["quota"] == "enforce" and team["has_g"] and all(
-            self.usage[job.team][d] + job.total[d] <= team["g"][d] for d in DIMS)
+            self.usage[job.team][d] + need_in(job.total, d) <= team["g"][d] for d in qdims(job))
         cands = []
         for v, vj in enumerate(self.jobs):
             if vj.st != "running" or vj.start >= t or not vj.nodes or v == j:
@@ -541,18 +572,19 @@ class Reference:
             for n in vj.nodes:
                 for d in DIMS:
                     free[n][d] += sign * vj.per_node[d]
-            for d in DIMS:
-                usage[vj.team][d] -= sign * vj.total[d]
+            for d in qdims(vj):
+                usage[vj.team][d] -= sign * need_in(vj.total, d)
         chosen, placed = [], None
         for v in cands:
-            vt = self.teams[self.jobs[v].team]
+            vj = self.jobs[v]
+            vt = self.teams[vj.team]
             if vt["has_g"] and any(math.isfinite(vt["g"][d]) and
-                                   usage[self.jobs[v].team][d] - self.jobs[v].total[d] < vt["g"][d]
-                                   for d in DIMS):
+                                   usage[vj.team][d] - need_in(vj.total, d) < vt["g"][d]
+                                   for d in qdims(vj)):
                 continue
             give(v, 1.0)
             chosen.append(v)
-            if self.quota_ok(job.team, job.total, usage):
+            if self.quota_ok(job.team, job, usage):
                 placed = self.place(j, [], free, t)
                 if placed is not None:
                     break
@@ -561,7 +593,7 @@ class Reference:
         for i in range(len(chosen) - 1, -1, -1):
             v = chosen[i]
             give(v, -1.0)
-            p = self.place(j, [], free, t) if self.quota_ok(job.team, job.total, usage) else None
+            p = self.place(j, [], free, t) if self.quota_ok(job.team, job, usage) else None
             if p is not None:
                 chosen.pop(i)
                 placed = p
@@ -574,8 +606,8 @@ class Reference:
         if self.qos[job.qos]["preempts"] or job.rank > 1:
             return True
         team = self.teams[job.team]
-        within = team["has_g"] and all(self.usage[job.team][d] + job.total[d] <= team["g"][d]
-                                       for d in DIMS)
+        within = team["has_g"] and all(
+            self.usage[job.team][d] + need_in(job.total, d) <= team["g"][d] for d in qdims(job))
         return self.p["quota"] == "enforce" and within and any(
             x != job.team and self.teams[x]["cohort"] == team["cohort"] and self.borrowing(x)
             for x in range(len(self.teams)))
@@ -605,7 +637,7 @@ class Reference:
                 if job.st == "pending":
                     fifo_blocked.add(job.team)
                 continue
-            if self.held(j) or not self.quota_ok(job.team, job.total, self.usage):
+            if self.held(j) or not self.quota_ok(job.team, job, self.usage):
                 fifo_blocked.add(job.team)
                 continue
             end = t + (job.limit if job.limit is not None else INF)
@@ -642,7 +674,7 @@ class Reference:
         plan = []
         for m in pend:
             job = self.jobs[m]
-            if self.held(m) or not self.quota_ok(job.team, job.total, usage):
+            if self.held(m) or not self.quota_ok(job.team, job, usage):
                 return
             nodes = self.place(m, res, free, t + (job.limit if job.limit is not None else INF))
             if nodes is None:
@@ -651,8 +683,8 @@ class Reference:
             for n in nodes:
                 for d in DIMS:
                     free[n][d] -= job.per_node[d]
-            for d in DIMS:
-                usage[job.team][d] += job.total[d]
+            for d in qdims(job):
+                usage[job.team][d] += need_in(job.total, d)
             plan.append((m, nodes))
         for m, nodes in plan:
             self.start(m, nodes, t)
