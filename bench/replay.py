@@ -55,7 +55,7 @@ def bench_trace(n: int, d: Path, policy: str, resolution: float) -> None:
     t2 = time.perf_counter()
     m = core_metrics(result)
     t3 = time.perf_counter()
-    events = len(result.events)
+    events = result.event_count
     print(f"trace: {len(trace.jobs)} made-up jobs on {trace.capacity}; parse {t1 - t0:.2f} s, "
           f"core simulate ({policy}, passes every {resolution:g} s) {t2 - t1:.2f} s, "
           f"metrics {t3 - t2:.3f} s")

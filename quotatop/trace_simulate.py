@@ -21,6 +21,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from collectors.gc_pause import gc_paused
 from collectors.model import Node, Snapshot, Team
 from collectors.traces.model import Trace, TraceError
 from quotatop.errors import UserError
@@ -124,7 +125,8 @@ def simulate_trace(trace: Trace, policy: str, *, nodes: int | None = None,
     import scheduler_core
 
     n, per = cluster_shape(trace, nodes=nodes, per_node=per_node)
-    cluster, jobs = core_inputs(trace, n, per)
+    with gc_paused():
+        cluster, jobs = core_inputs(trace, n, per)
     try:
         return scheduler_core.simulate(jobs, core_policy(policy, resolution), cluster=cluster)
     except ValueError as e:
@@ -175,7 +177,7 @@ def core_metrics(result) -> dict[str, float]:  # type: ignore[no-untyped-def]
                                       if m.mean_bounded_slowdown is not None else float("nan")),
             "utilization": m.utilization, "jain_index_teams": m.jain_fairness,
             "teams": float(len(result.teams)), "makespan": m.end - m.start,
-            "events": float(len(result.events))}
+            "events": float(result.event_count)}
 
 
 def record(trace: Trace, starts: list[float], path: str, *, frames: int = 500) -> int:

@@ -30,6 +30,7 @@ from scheduler_core.types import (
     SimEvent,
     SimJob,
     SimResult,
+    SimResultWire,
     UsageSample,
 )
 
@@ -58,7 +59,7 @@ __all__ = [
 
 _encoder = msgspec.msgpack.Encoder()
 _predictions = msgspec.msgpack.Decoder(list[Prediction])
-_sim_result = msgspec.msgpack.Decoder(SimResult)
+_sim_result = msgspec.msgpack.Decoder(SimResultWire)
 _prediction = msgspec.msgpack.Decoder(Prediction)
 
 
@@ -134,4 +135,4 @@ def simulate(jobs: Sequence[SimJob] | bytes, policy: Policy | bytes | None = Non
         if until is not None:
             payload["until"] = until
         data = _encoder.encode(payload)
-    return _sim_result.decode(simulate_msgpack(data, encode_policy(policy)))
+    return SimResult(_sim_result.decode(simulate_msgpack(data, encode_policy(policy))))

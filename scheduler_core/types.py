@@ -1,9 +1,16 @@
 """Typed results of predict and simulate: msgspec Structs decoded straight from
-the core's msgpack (array_like, so a 50k-row result decodes in a few ms)."""
+the core's msgpack (array_like, so a 50k-row result decodes in a few ms).
+gc=False: results are trees of strings and numbers, never cycles, and a trace's
+300k tracked events would make the cyclic collector rescan them again and again."""
 
 from __future__ import annotations
 
-from msgspec import Struct
+import contextlib
+import gc
+from collections.abc import Iterator
+
+import msgspec
+from msgspec import Raw, Struct
 
 
 class Factors(Struct, array_like=True, frozen=True, gc=False):
@@ -33,7 +40,7 @@ class Prediction(Struct, array_like=True, frozen=True, gc=False):
     factors: Factors
 
 
-class SimEvent(Struct, array_like=True, frozen=True):
+class SimEvent(Struct, array_like=True, frozen=True, gc=False):
     time: float
     kind: str  # submit | start | finish | preempt | reject
     job_id: str
@@ -42,12 +49,12 @@ class SimEvent(Struct, array_like=True, frozen=True):
     detail: str | None  # start: "backfill"; preempt: the mode; reject: the reason
 
 
-class UsageSample(Struct, array_like=True, frozen=True):
+class UsageSample(Struct, array_like=True, frozen=True, gc=False):
     time: float
     usage: list[float]  # per team, in SimResult.teams order, in SimResult.unit
 
 
-class Metrics(Struct, array_like=True, frozen=True):
+class Metrics(Struct, array_like=True, frozen=True, gc=False):
     submitted: int
     started: int
     finished: int
@@ -63,7 +70,7 @@ class Metrics(Struct, array_like=True, frozen=True):
     end: float
 
 
-class JobOutcome(Struct, array_like=True, frozen=True):
+class JobOutcome(Struct, array_like=True, frozen=True, gc=False):
     job_id: str
     team: str
     submit: float
@@ -72,13 +79,99 @@ class JobOutcome(Struct, array_like=True, frozen=True):
     state: str  # pending | running | finished | rejected | cancelled
 
 
-class SimResult(Struct, array_like=True, frozen=True):
+class SimResultWire(Struct, array_like=True, frozen=True, gc=False):
+    """simulate's answer as it crosses: the bulky parts stay msgpack until read."""
+
     teams: list[str]
-    unit: str  # gpu, or cpu on a cluster without GPUs
-    events: list[SimEvent]
-    usage: list[UsageSample]
+    unit: str
+    events: Raw
+    usage: Raw
     metrics: Metrics
-    jobs: list[JobOutcome]
+    jobs: Raw
+
+
+_events = msgspec.msgpack.Decoder(list[SimEvent])
+_usage = msgspec.msgpack.Decoder(list[UsageSample])
+_jobs = msgspec.msgpack.Decoder(list[JobOutcome])
+
+
+def _array_len(raw: Raw) -> int:
+    """Element count from a msgpack array header, without decoding the elements."""
+    b = memoryview(raw)
+    if not b:
+        raise ValueError("empty msgpack value")
+    head = b[0]
+    if 0x90 <= head <= 0x9F:
+        return head & 0x0F
+    if head == 0xDC:
+        return int.from_bytes(b[1:3], "big")
+    if head == 0xDD:
+        return int.from_bytes(b[1:5], "big")
+    raise ValueError(f"not a msgpack array (first byte {head:#x})")
+
+
+class SimResult:
+    """Events, usage samples and per-job outcomes of a simulation. A 100k-job
+    trace gives 300k events and as many usage samples: each part is decoded when
+    first read, so a caller that wants only the metrics never pays for them."""
+
+    __slots__ = ("_events", "_jobs", "_usage", "_wire")
+
+    def __init__(self, wire: SimResultWire) -> None:
+        self._wire = wire
+        self._events: list[SimEvent] | None = None
+        self._usage: list[UsageSample] | None = None
+        self._jobs: list[JobOutcome] | None = None
+
+    @property
+    def teams(self) -> list[str]:
+        return self._wire.teams
+
+    @property
+    def unit(self) -> str:  # gpu, or cpu on a cluster without GPUs
+        return self._wire.unit
+
+    @property
+    def metrics(self) -> Metrics:
+        return self._wire.metrics
+
+    @property
+    def event_count(self) -> int:
+        return _array_len(self._wire.events)
+
+    @property
+    def events(self) -> list[SimEvent]:
+        if self._events is None:
+            with _gc_paused():
+                self._events = _events.decode(self._wire.events)
+        return self._events
+
+    @property
+    def usage(self) -> list[UsageSample]:
+        if self._usage is None:
+            with _gc_paused():
+                self._usage = _usage.decode(self._wire.usage)
+        return self._usage
+
+    @property
+    def jobs(self) -> list[JobOutcome]:
+        if self._jobs is None:
+            with _gc_paused():
+                self._jobs = _jobs.decode(self._wire.jobs)
+        return self._jobs
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    # The events' node lists are tracked containers: full collections triggered by
+    # a few hundred thousand of them would cost more than the decode itself.
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class SimJob(Struct, kw_only=True, omit_defaults=True):

@@ -22,6 +22,7 @@ import csv
 import datetime as dt
 from pathlib import Path
 
+from collectors.gc_pause import gc_paused
 from collectors.model import Job
 from collectors.traces.model import Trace, TraceError, TraceJob
 
@@ -60,7 +61,7 @@ def load_gpu_csv(path: str | Path, *, gpus: float | None = None,
         fh = p.open(newline="", errors="replace")
     except OSError as e:
         raise TraceError(f"{p}: cannot read ({e.strerror})") from None
-    with fh:
+    with fh, gc_paused():
         reader = csv.reader(fh)
         try:
             head = [h.strip().lower() for h in next(reader)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from collectors.gc_pause import gc_paused
 from collectors.model import Job
 from collectors.traces.model import Trace, TraceError, TraceJob
 
@@ -39,37 +40,38 @@ def load_swf(path: str | Path, *, team_by: str = "group", resource: str = "cpu",
         if len(warnings) < MAX_WARNINGS:
             warnings.append(f"line {lineno}: {why}")
 
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        s = line.strip()
-        if not s:
-            continue
-        if s.startswith(";"):
-            key, sep, value = s[1:].partition(":")
-            if sep:
-                header[key.strip().lower()] = value.strip()
-            continue
-        fields = s.split()
-        if len(fields) != 18:
-            bad(lineno, f"{len(fields)} fields, SWF has 18")
-            continue
-        try:
-            num = [float(f) for f in fields]
-        except ValueError:
-            bad(lineno, "a field is not a number")
-            continue
-        run, submit, wait = num[3], num[1], num[2]
-        procs = num[7] if num[7] > 0 else num[4]
-        if run < 0 or procs <= 0 or submit < 0:
-            bad(lineno, "unknown run time, processors or submit time (-1)")
-            continue
-        team_id = fields[12] if team_by == "group" and fields[12] != "-1" else fields[11]
-        prefix = "g" if team_by == "group" and fields[12] != "-1" else "u"
-        jobs.append(TraceJob(
-            job=Job(id=fields[0], team=f"{prefix}{team_id}", user=f"u{fields[11]}",
-                    request={resource: procs}, submit_time=submit,
-                    time_limit=num[8] if num[8] > 0 else None),
-            duration=run, recorded_start=submit + wait if wait >= 0 else None,
-            status=STATUS.get(fields[10], fields[10])))
+    with gc_paused():
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            s = line.strip()
+            if not s:
+                continue
+            if s.startswith(";"):
+                key, sep, value = s[1:].partition(":")
+                if sep:
+                    header[key.strip().lower()] = value.strip()
+                continue
+            fields = s.split()
+            if len(fields) != 18:
+                bad(lineno, f"{len(fields)} fields, SWF has 18")
+                continue
+            try:
+                num = list(map(float, fields))
+            except ValueError:
+                bad(lineno, "a field is not a number")
+                continue
+            run, submit, wait = num[3], num[1], num[2]
+            procs = num[7] if num[7] > 0 else num[4]
+            if run < 0 or procs <= 0 or submit < 0:
+                bad(lineno, "unknown run time, processors or submit time (-1)")
+                continue
+            team_id = fields[12] if team_by == "group" and fields[12] != "-1" else fields[11]
+            prefix = "g" if team_by == "group" and fields[12] != "-1" else "u"
+            jobs.append(TraceJob(
+                job=Job(id=fields[0], team=f"{prefix}{team_id}", user=f"u{fields[11]}",
+                        request={resource: procs}, submit_time=submit,
+                        time_limit=num[8] if num[8] > 0 else None),
+                duration=run, recorded_start=submit + wait if wait >= 0 else None,
+                status=STATUS.get(fields[10], fields[10])))
     if not jobs:
         raise TraceError(f"{p}: no usable SWF job lines"
                          + (f" ({warnings[0]})" if warnings else ""))

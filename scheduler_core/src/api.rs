@@ -13,7 +13,7 @@ type PredRow<'a> = (&'a str, &'static str, Option<f64>, Option<f64>, Vec<&'a str
 fn pending_in_submit_order(e: &Engine) -> Vec<usize> {
     let jobs = &e.c.jobs;
     let mut v: Vec<usize> = (0..jobs.len()).filter(|&j| jobs[j].st == St::Pending).collect();
-    v.sort_by(|&a, &b| jobs[a].submit.total_cmp(&jobs[b].submit).then(id_cmp(jobs[a].id, jobs[b].id)));
+    v.sort_by(|&a, &b| jobs[a].submit.total_cmp(&jobs[b].submit).then_with(|| id_cmp(jobs[a].id, jobs[b].id)));
     v
 }
 
@@ -51,7 +51,7 @@ fn predict_with<T>(snapshot: &[u8], policy: &Policy, horizon: f64, encode: impl 
     {
         let jobs = &e.c.jobs;
         queue.sort_by(|&a, &b| {
-            jobs[b].prio.total_cmp(&jobs[a].prio).then(jobs[a].submit.total_cmp(&jobs[b].submit)).then(id_cmp(jobs[a].id, jobs[b].id))
+            jobs[b].prio.total_cmp(&jobs[a].prio).then(jobs[a].submit.total_cmp(&jobs[b].submit)).then_with(|| id_cmp(jobs[a].id, jobs[b].id))
         });
     }
     for j in pending_in_submit_order(&e) {
@@ -119,7 +119,7 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
     let mut arrivals: Vec<usize> = (0..e.c.jobs.len()).filter(|&j| e.c.jobs[j].st == St::Future).collect();
     {
         let jobs = &e.c.jobs;
-        arrivals.sort_by(|&a, &b| jobs[a].submit.total_cmp(&jobs[b].submit).then(id_cmp(jobs[a].id, jobs[b].id)));
+        arrivals.sort_by(|&a, &b| jobs[a].submit.total_cmp(&jobs[b].submit).then_with(|| id_cmp(jobs[a].id, jobs[b].id)));
     }
     let nt = e.c.teams.len();
     let unit = e.c.unit;
@@ -131,19 +131,20 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
     let half_life = policy.half_life;
     let mut end_time = t0;
     e.run(&arrivals, until, |e, from, to| {
-        let now_use: Vec<f64> = (0..nt).map(|t| e.usage[t][unit]).collect();
+        let now_use = |t: usize| e.usage[t][unit];
         match usage.last_mut() {
-            Some((t, u)) if *t == from => *u = now_use.clone(),
-            Some((_, u)) if *u == now_use => {}
-            _ => usage.push((from, now_use.clone())),
+            Some((t, u)) if *t == from => u.iter_mut().enumerate().for_each(|(k, x)| *x = now_use(k)),
+            Some((_, u)) if u.iter().enumerate().all(|(k, x)| *x == now_use(k)) => {}
+            _ => usage.push((from, (0..nt).map(now_use).collect())),
         }
         let dt = to - from;
         if dt > 0.0 {
             let decay = (2.0f64).powf(-dt / half_life);
             for t in 0..nt {
-                team_secs[t] += now_use[t] * dt;
-                used_secs += now_use[t] * dt;
-                e.fs_usage[t] = e.fs_usage[t] * decay + now_use[t] * dt;
+                let u = e.usage[t][unit];
+                team_secs[t] += u * dt;
+                used_secs += u * dt;
+                e.fs_usage[t] = e.fs_usage[t] * decay + u * dt;
             }
             if e.resource_blocked {
                 let idle: f64 = e.c.nodes.iter().filter(|n| n.usable).map(|n| n.free[unit]).sum();

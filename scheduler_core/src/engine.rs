@@ -146,7 +146,49 @@ pub struct Engine<'a, 'p> {
     eligible_count: BTreeMap<((u64, u64, u64), Option<&'a str>, Option<&'a str>), usize>,
     /// Victims requeued in the current pass: not pending when it began.
     requeued_now: Vec<usize>,
+    /// Jobs that are or were pending since the last compaction (a superset of
+    /// the queue), so a pass costs the queue and not every job of a trace.
+    pending: Vec<usize>,
+    in_pending: Vec<bool>,
+    /// Running jobs that preemption may ever pick, by (QoS, team, QoS class) and
+    /// then start time: a preemptor reads only the groups it may take from,
+    /// instead of scanning every job of the snapshot.
+    victims: BTreeMap<(usize, usize, i32), BTreeSet<(u64, usize)>>,
 }
+
+/// A preemption candidate; the heap pops borrowing teams first, then lowest
+/// priority, then most recently started, then the highest job id.
+struct Cand<'a> {
+    borrowing: bool,
+    prio: f64,
+    start: f64,
+    id: &'a str,
+    v: usize,
+}
+
+impl Ord for Cand<'_> {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.borrowing
+            .cmp(&o.borrowing)
+            .then(o.prio.total_cmp(&self.prio))
+            .then(self.start.total_cmp(&o.start))
+            .then_with(|| id_cmp(self.id, o.id))
+    }
+}
+
+impl PartialOrd for Cand<'_> {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl PartialEq for Cand<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o).is_eq()
+    }
+}
+
+impl Eq for Cand<'_> {}
 
 type Scored = ((f64, f64, f64), usize);
 
@@ -168,6 +210,16 @@ fn pick(mut cands: Vec<Scored>, nn: usize) -> Option<Vec<usize>> {
     let mut v: Vec<usize> = cands[..nn].iter().map(|c| c.1).collect();
     v.sort_unstable();
     Some(v)
+}
+
+/// An f64 as a u64 with the same order, negative numbers included.
+fn ord_bits(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | (1 << 63)
+    }
 }
 
 fn bits(t: f64) -> u64 {
@@ -234,10 +286,20 @@ impl<'a, 'p> Engine<'a, 'p> {
             free_ix: FreeIndex::new(std::iter::empty()),
             eligible_count: BTreeMap::new(),
             requeued_now: Vec::new(),
+            pending: Vec::new(),
+            in_pending: Vec::new(),
+            victims: BTreeMap::new(),
         };
+        e.in_pending = vec![false; e.c.jobs.len()];
+        for j in 0..e.c.jobs.len() {
+            if e.c.jobs[j].st == St::Pending {
+                e.mark_pending(j);
+            }
+        }
         for j in 0..e.c.jobs.len() {
             if e.c.jobs[j].st == St::Running {
                 e.account(j, 1.0);
+                e.index_victim(j, true);
                 let job = &e.c.jobs[j];
                 *e.submitted_user_qos.entry((job.qos, job.user)).or_insert(0) += 1;
                 e.submitted_team[job.team] += 1;
@@ -254,6 +316,39 @@ impl<'a, 'p> Engine<'a, 'p> {
             e.fs_usage[t] = e.c.teams[t].raw_usage.unwrap_or(e.usage[t][e.c.unit]);
         }
         e
+    }
+
+    /// Adds or removes a running job in the preemption index, if it could ever be a victim.
+    fn index_victim(&mut self, j: usize, add: bool) {
+        let job = &self.c.jobs[j];
+        if !self.c.teams[job.team].preemptible || self.c.qos[job.qos].exempt || job.gang.is_some() || job.nodes.is_empty() {
+            return;
+        }
+        let key = (job.qos, job.team, job.class_rank);
+        let entry = (ord_bits(job.start), j);
+        if add {
+            self.victims.entry(key).or_default().insert(entry);
+        } else if let Some(set) = self.victims.get_mut(&key) {
+            set.remove(&entry);
+        }
+    }
+
+    fn mark_pending(&mut self, j: usize) {
+        if !self.in_pending[j] {
+            self.in_pending[j] = true;
+            self.pending.push(j);
+        }
+    }
+
+    /// The pending jobs, in no particular order; drops those that left the queue.
+    fn compact_pending(&mut self) -> &[usize] {
+        let (jobs, flags) = (&self.c.jobs, &mut self.in_pending);
+        self.pending.retain(|&j| {
+            let keep = jobs[j].st == St::Pending;
+            flags[j] = keep;
+            keep
+        });
+        &self.pending
     }
 
     fn account(&mut self, j: usize, sign: f64) {
@@ -361,10 +456,9 @@ impl<'a, 'p> Engine<'a, 'p> {
         let w = &self.p.w;
         let tot = self.c.total;
         let unit = self.c.unit;
-        for job in self.c.jobs.iter_mut() {
-            if job.st != St::Pending && job.st != St::Future {
-                continue;
-            }
+        self.compact_pending();
+        for &j in &self.pending {
+            let job = &mut self.c.jobs[j];
             let age = ((t - job.eligible).max(0.0).min(self.p.max_age)) / self.p.max_age;
             let mut size = if tot[unit] > 0.0 { (job.total[unit] / tot[unit]).min(1.0) } else { 0.0 };
             if self.p.favor_small {
@@ -393,8 +487,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             let jobs = &self.c.jobs;
             return self.order_cache.as_ref().expect("set").iter().copied().filter(|&j| jobs[j].st == St::Pending).collect();
         }
-        let v: Vec<usize> =
-            (0..self.c.jobs.len()).filter(|&j| self.c.jobs[j].st == St::Pending).collect();
+        let v = self.compact_pending().to_vec();
         self.sorted(v)
     }
 
@@ -402,7 +495,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         let jobs = &self.c.jobs;
         if self.p.strict_team_fifo {
             v.sort_by(|&a, &b| {
-                jobs[a].submit.total_cmp(&jobs[b].submit).then(id_cmp(jobs[a].id, jobs[b].id))
+                jobs[a].submit.total_cmp(&jobs[b].submit).then_with(|| id_cmp(jobs[a].id, jobs[b].id))
             });
         } else {
             v.sort_by(|&a, &b| {
@@ -410,7 +503,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                     .prio
                     .total_cmp(&jobs[a].prio)
                     .then(jobs[a].submit.total_cmp(&jobs[b].submit))
-                    .then(id_cmp(jobs[a].id, jobs[b].id))
+                    .then_with(|| id_cmp(jobs[a].id, jobs[b].id))
             });
         }
         v
@@ -751,10 +844,12 @@ impl<'a, 'p> Engine<'a, 'p> {
         if end.is_finite() {
             self.ends.insert((bits(end), j, self.seq));
         }
+        self.index_victim(j, true);
         self.event(t, Ev::Start { job: j, nodes, backfill });
     }
 
     fn release(&mut self, j: usize) {
+        self.index_victim(j, false);
         let need = self.c.jobs[j].per_node;
         let nodes = std::mem::take(&mut self.c.jobs[j].nodes);
         for &n in &nodes {
@@ -797,6 +892,8 @@ impl<'a, 'p> Engine<'a, 'p> {
         job.nodes.clear();
         if job.st == St::Cancelled {
             self.on_leave_queue(v);
+        } else {
+            self.mark_pending(v);
         }
         self.requeued_now.push(v);
         self.preempted_by.entry(by).or_default().push((v, mode));
@@ -804,11 +901,6 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     // -------------------------------------------------------------- preemption
-
-    fn outranks(&self, j: usize, v: usize) -> bool {
-        let (a, b) = (&self.c.jobs[j], &self.c.jobs[v]);
-        self.c.qos[a.qos].preempts.contains(&b.qos) || (a.class_rank > 0 && b.class_rank > 0 && a.class_rank > b.class_rank)
-    }
 
     /// Victims that make room for `j` now, or None. Candidates: jobs of
     /// borrowing teams in j's cohort when j stays within its guarantee
@@ -831,56 +923,71 @@ impl<'a, 'p> Engine<'a, 'p> {
         let job = &self.c.jobs[j];
         let reclaim = self.p.quota == QuotaMode::Enforce && self.within_guarantee(job.team, &job.total, job.qdim);
         let my_cohort = self.c.teams[job.team].cohort;
-        let mut cands: Vec<usize> = Vec::new();
-        for (v, vj) in self.c.jobs.iter().enumerate() {
-            if vj.st != St::Running || vj.start >= t || vj.nodes.is_empty() || v == j {
-                continue;
-            }
-            let vt = &self.c.teams[vj.team];
-            if !vt.preemptible || self.c.qos[vj.qos].exempt || vj.gang.is_some() {
-                continue;
-            }
-            let by_reclaim = reclaim && vj.team != job.team && vt.cohort == my_cohort && self.borrowing(vj.team);
-            if by_reclaim || self.outranks(j, v) {
-                cands.push(v);
+        let borrowing: Vec<bool> = (0..self.c.teams.len()).map(|x| self.borrowing(x)).collect();
+        let jobs = &self.c.jobs;
+        let mut heap: BinaryHeap<Cand<'a>> = BinaryHeap::new();
+        // Started in this same pass (start >= t): not a victim.
+        let before_t = (ord_bits(t), 0);
+        for (&(q, vteam, rank), set) in &self.victims {
+            let by_qos = self.c.qos[job.qos].preempts.contains(&q) || (job.class_rank > 0 && rank > 0 && job.class_rank > rank);
+            let by_reclaim = reclaim && vteam != job.team && self.c.teams[vteam].cohort == my_cohort && borrowing[vteam];
+            if by_qos || by_reclaim {
+                for &(_, v) in set.range(..before_t) {
+                    let vj = &jobs[v];
+                    heap.push(Cand { borrowing: borrowing[vteam], prio: vj.prio, start: vj.start, id: vj.id, v });
+                }
             }
         }
-        if cands.is_empty() {
+        if heap.is_empty() {
             return None;
         }
-        let jobs = &self.c.jobs;
-        cands.sort_by(|&a, &b| {
-            let (ba, bb) = (self.borrowing(jobs[a].team), self.borrowing(jobs[b].team));
-            bb.cmp(&ba)
-                .then(jobs[a].prio.total_cmp(&jobs[b].prio))
-                .then(jobs[b].start.total_cmp(&jobs[a].start))
-                .then(id_cmp(jobs[b].id, jobs[a].id))
-        });
+        let need = job.per_node;
         let mut free: Vec<V3> = self.c.nodes.iter().map(|n| n.free).collect();
+        // Nodes that fit the job in `free`, kept up to date as victims are given
+        // back and forth, so each try costs the victim's nodes and not the cluster.
+        let mut fit: BTreeSet<usize> = BTreeSet::new();
+        self.free_ix.each_fitting(&need, |n| {
+            if self.c.node_eligible(j, n) {
+                fit.insert(n);
+            }
+            false
+        });
         let mut usage = self.usage.clone();
         let mut chosen: Vec<usize> = Vec::new();
-        let give = |free: &mut Vec<V3>, usage: &mut Vec<Vec<f64>>, v: usize, sign: f64| {
+        let give = |free: &mut Vec<V3>, fit: &mut BTreeSet<usize>, usage: &mut Vec<Vec<f64>>, v: usize, sign: f64| {
             let vj = &jobs[v];
             for &n in &vj.nodes {
                 for d in 0..3 {
                     free[n][d] += sign * vj.per_node[d];
+                }
+                if fits(&free[n], &need) && self.c.node_eligible(j, n) {
+                    fit.insert(n);
+                } else {
+                    fit.remove(&n);
                 }
             }
             for d in (0..3).chain(vj.qdim) {
                 usage[vj.team][d] -= sign * need_in(&vj.total, d);
             }
         };
+        // The same choice as `place_now` on `free` without reservations.
+        let place = |free: &[V3], fit: &BTreeSet<usize>| -> Option<Vec<usize>> {
+            if fit.len() < job.nn {
+                return None;
+            }
+            pick(fit.iter().map(|&n| (self.score(&free[n], &need), n)).collect(), job.nn)
+        };
         let mut placed = None;
-        for &v in &cands {
+        while let Some(Cand { v, .. }) = heap.pop() {
             let vt = jobs[v].team;
             let team = &self.c.teams[vt];
             if team.has_g && (0..3).chain(jobs[v].qdim).any(|d| team.g[d].is_finite() && usage[vt][d] - need_in(&jobs[v].total, d) < team.g[d]) {
                 continue; // would take the victim's team below its guarantee
             }
-            give(&mut free, &mut usage, v, 1.0);
+            give(&mut free, &mut fit, &mut usage, v, 1.0);
             chosen.push(v);
             if self.quota_check(job.team, &job.total, job.qdim, &usage).is_none() {
-                if let Some(p) = self.place_now(j, &[], Some(&free), t) {
+                if let Some(p) = place(&free, &fit) {
                     placed = Some(p);
                     break;
                 }
@@ -892,14 +999,14 @@ impl<'a, 'p> Engine<'a, 'p> {
         while i > 0 {
             i -= 1;
             let v = chosen[i];
-            give(&mut free, &mut usage, v, -1.0);
+            give(&mut free, &mut fit, &mut usage, v, -1.0);
             let ok = self.quota_check(job.team, &job.total, job.qdim, &usage).is_none();
-            match if ok { self.place_now(j, &[], Some(&free), t) } else { None } {
+            match if ok { place(&free, &fit) } else { None } {
                 Some(p) => {
                     chosen.remove(i);
                     placed = Some(p);
                 }
-                None => give(&mut free, &mut usage, v, 1.0),
+                None => give(&mut free, &mut fit, &mut usage, v, 1.0),
             }
         }
         Some((chosen, placed.expect("checked")))
@@ -1201,6 +1308,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                         last = y;
                         let j = a.expect("peeked");
                         self.c.jobs[j].st = St::Pending;
+                        self.mark_pending(j);
                         self.event(y, Ev::Submit(j));
                         self.admit_submit(j, y);
                         ai += 1;
