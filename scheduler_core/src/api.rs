@@ -2,6 +2,7 @@
 //! msgspec Structs with array_like=True in scheduler_core/types.py).
 
 use crate::cluster::{id_cmp, Cluster, St, INF};
+use crate::fxhash::FxMap;
 use crate::engine::{fmt_amount, fmt_clock, Block, Engine, Ev};
 use crate::policy::Policy;
 use crate::wire::{decode_sim_input, decode_snapshot, CPU};
@@ -60,6 +61,25 @@ fn predict_with<T>(snapshot: &[u8], policy: &Policy, horizon: f64, encode: impl 
     e.record_first = true;
     e.run(&[], now + horizon, |_, _, _| {});
     let mut rows: Vec<PredRow> = Vec::with_capacity(queue.len());
+    // Tens of thousands of rows share a few start times and a few blocks worded
+    // the same way per shape: each text is formatted once.
+    let mut clocks: FxMap<u64, String> = FxMap::default();
+    let mut clock = |s: f64| clocks.entry(s.to_bits()).or_insert_with(|| fmt_clock(s, now)).clone();
+    let mut worded: FxMap<(usize, usize, u64), String> = FxMap::default();
+    let mut why_of = |e: &Engine, j: usize| -> String {
+        let key = match &e.first_block[j] {
+            None => return "waits".into(),
+            Some(Block::Nodes) => Some((0, e.c.jobs[j].shape, 0)),
+            Some(Block::Reservation { holder, at }) => Some((1, *holder, at.to_bits())),
+            Some(_) => None,
+        };
+        let b = e.first_block[j].as_ref().expect("matched");
+        match key {
+            Some(k) => worded.entry(k).or_insert_with(|| e.words(b, j)).clone(),
+            None => e.words(b, j),
+        }
+    };
+    let beyond = format!("; no start within the {}s horizon", fmt_amount(horizon));
     for j in queue {
         let job = &e.c.jobs[j];
         let preempts: Vec<(&str, &'static str)> =
@@ -72,12 +92,12 @@ fn predict_with<T>(snapshot: &[u8], policy: &Policy, horizon: f64, encode: impl 
             let mut r = if s == now {
                 "starts now".to_string()
             } else {
-                let why = e.first_block.get(&j).map(|b| e.words(b, j)).unwrap_or_else(|| "waits".into());
-                let (by_node, by_team) = e.start_trigger.get(&j).copied().unwrap_or((None, None));
-                let quota_bound = matches!(e.first_block.get(&j), Some(Block::Max { .. }) | Some(Block::Cohort { .. }));
+                let why = why_of(&e, j);
+                let (by_node, by_team) = e.start_trigger[j].unwrap_or((None, None));
+                let quota_bound = matches!(e.first_block[j], Some(Block::Max { .. }) | Some(Block::Cohort { .. }));
                 let when = match if quota_bound { by_team.or(by_node) } else { by_node } {
-                    Some(t) => format!("; earliest at {} when job {} ends", fmt_clock(s, now), e.c.jobs[t].id),
-                    None => format!("; earliest at {}", fmt_clock(s, now)),
+                    Some(t) => format!("; earliest at {} when job {} ends", clock(s), e.c.jobs[t].id),
+                    None => format!("; earliest at {}", clock(s)),
                 };
                 why + &when
             };
@@ -87,9 +107,9 @@ fn predict_with<T>(snapshot: &[u8], policy: &Policy, horizon: f64, encode: impl 
             }
             (ran_as, r)
         } else {
-            let why = e.first_block.get(&j).map(|b| e.words(b, j)).unwrap_or_else(|| "waits".into());
+            let why = why_of(&e, j);
             let held = why.starts_with("held");
-            (if held { "held" } else { "waiting" }, format!("{why}; no start within the {}s horizon", fmt_amount(horizon)))
+            (if held { "held" } else { "waiting" }, why + &beyond)
         };
         let end = start.map(|s| s + job.limit.unwrap_or(INF)).filter(|x| x.is_finite());
         let nodes: Vec<&str> = if start.is_some() { job.first_nodes.iter().map(|&n| e.c.nodes[n].name).collect() } else { Vec::new() };

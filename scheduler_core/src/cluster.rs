@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::fxhash::{FxMap, FxSet};
+
 use crate::wire::{WJob, WQuota, WRes, WSnapshot, CPU, GPU, MEM, V3};
 
 pub const INF: f64 = f64::INFINITY;
@@ -92,6 +94,9 @@ pub struct Job<'a> {
     pub prio: f64,
     pub factors: [f64; 5],
     pub from_snapshot_running: bool,
+    /// Jobs of one shape (per-node request, node count, GPU type, partition,
+    /// time limit) place alike: a pass remembers a failed shape by this id.
+    pub shape: usize,
 }
 
 pub struct Cluster<'a> {
@@ -103,15 +108,28 @@ pub struct Cluster<'a> {
     pub gangs: Vec<&'a str>,
     pub gang_members: Vec<Vec<usize>>,
     pub part_factor: BTreeMap<&'a str, f64>,
-    pub part_nodes: BTreeMap<&'a str, Vec<usize>>,
+    /// Per partition, whether each node is listed in it.
+    pub part_nodes: BTreeMap<&'a str, Vec<bool>>,
     pub total: V3,
     /// Typed GPU keys named in team quotas; key k is quota dimension 3 + k.
     pub qtypes: Vec<&'a str>,
     /// The dimension usage and fairness are counted in: GPUs, or CPUs on a CPU-only cluster.
     pub unit: usize,
+    pub n_shapes: usize,
 }
 
-fn quota_ok(what: &str, r: &Option<WQuota<'_>>, field: &str) -> Result<(), String> {
+/// Names an object in an error message ("job \"7\""), formatted only when an
+/// error is raised: building it eagerly cost a string per job of the snapshot.
+#[derive(Clone, Copy)]
+struct What<'x>(&'static str, &'x str);
+
+impl std::fmt::Display for What<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {:?}", self.0, self.1)
+    }
+}
+
+fn quota_ok(what: What<'_>, r: &Option<WQuota<'_>>, field: &str) -> Result<(), String> {
     if let Some(q) = r {
         if let Some((k, x)) = q.res.bad {
             return Err(format!("{what}: {field} {k} = {x} is negative or not a number"));
@@ -136,7 +154,7 @@ fn quota_has(q: &WQuota<'_>, qtypes: &[&str], d: usize) -> bool {
     }
 }
 
-fn res_ok(what: &str, r: &Option<WRes<'_>>, field: &str) -> Result<(), String> {
+fn res_ok(what: What<'_>, r: &Option<WRes<'_>>, field: &str) -> Result<(), String> {
     if let Some(r) = r {
         if let Some((k, x)) = r.bad {
             return Err(format!("{what}: {field} {k} = {x} is negative or not a number"));
@@ -146,10 +164,10 @@ fn res_ok(what: &str, r: &Option<WRes<'_>>, field: &str) -> Result<(), String> {
 }
 
 pub fn class_rank(c: Option<&str>) -> i32 {
-    match c.map(|s| s.to_ascii_lowercase()) {
-        Some(s) if s == "guaranteed" => 3,
-        Some(s) if s == "burstable" => 2,
-        Some(s) if s == "besteffort" => 1,
+    match c {
+        Some(s) if s.eq_ignore_ascii_case("guaranteed") => 3,
+        Some(s) if s.eq_ignore_ascii_case("burstable") => 2,
+        Some(s) if s.eq_ignore_ascii_case("besteffort") => 1,
         _ => 0,
     }
 }
@@ -171,12 +189,12 @@ impl<'a> Cluster<'a> {
         horizon_end: f64,
         predict: bool,
     ) -> Result<Cluster<'a>, String> {
-        let mut node_ix: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut node_ix: FxMap<&str, usize> = FxMap::default();
         let mut nodes = Vec::with_capacity(snap.nodes.len());
         for n in &snap.nodes {
-            let what = format!("node {:?}", n.name);
-            res_ok(&what, &n.capacity, "capacity")?;
-            res_ok(&what, &n.allocated, "allocated")?;
+            let what = What("node", n.name);
+            res_ok(what, &n.capacity, "capacity")?;
+            res_ok(what, &n.allocated, "allocated")?;
             if node_ix.insert(n.name, nodes.len()).is_some() {
                 return Err(format!("{what} is listed twice"));
             }
@@ -196,15 +214,15 @@ impl<'a> Cluster<'a> {
             });
         }
         let mut part_factor = BTreeMap::new();
-        let mut part_nodes: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        let mut part_nodes: BTreeMap<&str, Vec<bool>> = BTreeMap::new();
         let maxpf = snap.partitions.iter().map(|p| p.priority_job_factor).max().unwrap_or(0);
         for p in &snap.partitions {
             let f = if maxpf > 0 { p.priority_job_factor as f64 / maxpf as f64 } else { 0.0 };
             part_factor.insert(p.name, f);
-            let mut v = Vec::new();
+            let mut v = vec![false; nodes.len()];
             for nn in &p.nodes {
                 match node_ix.get(nn) {
-                    Some(&i) => v.push(i),
+                    Some(&i) => v[i] = true,
                     None => return Err(format!("partition {:?}: lists unknown node {nn:?}", p.name)),
                 }
             }
@@ -227,15 +245,15 @@ impl<'a> Cluster<'a> {
         qtypes.sort_unstable();
         let nd = 3 + qtypes.len();
         for t in &snap.teams {
-            let what = format!("team {:?}", t.name);
+            let what = What("team", t.name);
             for (f, r) in [("guarantee", &t.guarantee), ("max", &t.max), ("lendable", &t.lendable)] {
-                quota_ok(&what, r, f)?;
+                quota_ok(what, r, f)?;
             }
             for (f, r) in [
                 ("per_job_limit", &t.per_job_limit),
                 ("per_user_limit", &t.per_user_limit),
             ] {
-                res_ok(&what, r, f)?;
+                res_ok(what, r, f)?;
             }
             if !t.weight.is_finite() || t.weight < 0.0 {
                 return Err(format!("{what}: weight {} is negative or not a number", t.weight));
@@ -324,9 +342,9 @@ impl<'a> Cluster<'a> {
         let mut qos = Vec::new();
         let maxq = snap.qos.iter().map(|q| q.priority).max().unwrap_or(0).max(0);
         for q in &snap.qos {
-            let what = format!("qos {:?}", q.name);
-            res_ok(&what, &q.max_tres_per_user, "max_tres_per_user")?;
-            res_ok(&what, &q.max_tres_per_job, "max_tres_per_job")?;
+            let what = What("qos", q.name);
+            res_ok(what, &q.max_tres_per_user, "max_tres_per_user")?;
+            res_ok(what, &q.max_tres_per_job, "max_tres_per_job")?;
             if qos_ix.insert(q.name, qos.len()).is_some() {
                 return Err(format!("{what} is listed twice"));
             }
@@ -354,7 +372,7 @@ impl<'a> Cluster<'a> {
             nodes,
             teams,
             qos,
-            jobs: Vec::new(),
+            jobs: Vec::with_capacity(snap.jobs.len() + arrivals.len()),
             cohorts,
             gangs: Vec::new(),
             gang_members: Vec::new(),
@@ -363,15 +381,18 @@ impl<'a> Cluster<'a> {
             total: [0.0; 3],
             qtypes,
             unit: GPU,
+            n_shapes: 0,
         };
-        let mut ids: BTreeMap<&str, ()> = BTreeMap::new();
+        let mut shapes: FxMap<(u64, u64, u64, usize, Option<&str>, Option<&str>, u64), usize> = FxMap::default();
+        let mut ids: FxSet<&str> = FxSet::default();
+        ids.reserve(snap.jobs.len() + arrivals.len());
         let inputs = snap.jobs.iter().map(|w| JobIn { w, arrival: false })
             .chain(arrivals.iter().map(|w| JobIn { w, arrival: true }));
         for ji in inputs {
             let w = ji.w;
-            let what = format!("job {:?}", w.id);
-            res_ok(&what, &w.request, "request")?;
-            if ids.insert(w.id, ()).is_some() {
+            let what = What("job", w.id);
+            res_ok(what, &w.request, "request")?;
+            if !ids.insert(w.id) {
                 return Err(format!("{what} is listed twice"));
             }
             let running = !ji.arrival && matches!(w.state, "running");
@@ -455,6 +476,7 @@ impl<'a> Cluster<'a> {
                 prio: 0.0,
                 factors: [0.0; 5],
                 from_snapshot_running: running,
+                shape: 0,
             };
             if let Some(l) = job.limit {
                 job.remaining = job.remaining.min(l);
@@ -496,6 +518,10 @@ impl<'a> Cluster<'a> {
                     c.gang_members[g].push(ji_ix);
                 }
             }
+            let b = |x: f64| x.to_bits();
+            let key = (b(job.per_node[CPU]), b(job.per_node[MEM]), b(job.per_node[GPU]), job.nn, job.gtype, job.part, b(job.limit.unwrap_or(INF)));
+            let next = shapes.len();
+            job.shape = *shapes.entry(key).or_insert(next);
             c.jobs.push(job);
         }
         // Node occupancy: listed jobs, plus whatever allocation they do not explain.
@@ -525,6 +551,7 @@ impl<'a> Cluster<'a> {
             }
         }
         c.unit = if c.total[GPU] > 0.0 { GPU } else { CPU };
+        c.n_shapes = shapes.len();
         Ok(c)
     }
 
@@ -540,7 +567,7 @@ impl<'a> Cluster<'a> {
             }
         }
         if let Some(p) = job.part {
-            let listed = self.part_nodes.get(p).is_some_and(|v| v.contains(&n));
+            let listed = self.part_nodes.get(p).is_some_and(|v| v[n]);
             if !listed && !node.parts.contains(&p) {
                 return false;
             }

@@ -7,7 +7,9 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use crate::cluster::{dim_name, fits, id_cmp, Cluster, St, INF};
+use crate::bestfit::{ord_bits, BestFit};
 use crate::freeindex::FreeIndex;
+use crate::fxhash::FxMap;
 use crate::policy::{Backfill, FairShareMode, Placement, Policy, PreemptMode, QuotaMode};
 use crate::wire::{CPU, GPU, MEM, V3};
 
@@ -45,17 +47,33 @@ enum Outcome {
     Stop,
 }
 
-type Shape<'a> = (u64, u64, u64, usize, Option<&'a str>, Option<&'a str>, u64);
+/// A set of job shapes (`Job::shape`) emptied in O(1): a pass clears it often.
+struct ShapeSet {
+    stamp: Vec<u32>,
+    gen: u32,
+}
 
-struct PassCtx<'a> {
+impl ShapeSet {
+    fn new(n: usize) -> ShapeSet {
+        ShapeSet { stamp: vec![0; n], gen: 1 }
+    }
+    fn contains(&self, s: usize) -> bool {
+        self.stamp[s] == self.gen
+    }
+    fn insert(&mut self, s: usize) {
+        self.stamp[s] = self.gen;
+    }
+    fn clear(&mut self) {
+        self.gen += 1;
+    }
+}
+
+struct PassCtx {
     res: Vec<Reservation>,
     res_holder: Vec<usize>,
     stopped_by: Option<usize>,
     fifo_blocked: BTreeMap<usize, usize>,
     gang_tried: BTreeSet<usize>,
-    failed_shapes: BTreeSet<Shape<'a>>,
-    /// Shapes that found no room even ignoring reservations.
-    unfit_shapes: BTreeSet<Shape<'a>>,
     max_res: usize,
 }
 
@@ -76,7 +94,7 @@ impl Classes {
     fn build(c: &Cluster, order: &[usize]) -> Classes {
         let n = c.jobs.len();
         let (mut rank, mut class_of, mut pos) = (vec![usize::MAX; n], vec![0; n], vec![0; n]);
-        let mut keys: BTreeMap<((u64, u64, u64), (u64, u64, u64), usize, Option<&str>, Option<&str>, u64, (usize, usize, i32), Option<&str>, usize), usize> = BTreeMap::new();
+        let mut keys: FxMap<((u64, u64, u64), (u64, u64, u64), usize, Option<&str>, Option<&str>, u64, (usize, usize, i32), Option<&str>, usize), usize> = FxMap::default();
         let mut members: Vec<Vec<usize>> = Vec::new();
         for (r, &j) in order.iter().enumerate() {
             let job = &c.jobs[j];
@@ -128,10 +146,12 @@ pub struct Engine<'a, 'p> {
     pub events: Vec<(f64, Ev)>,
     pub ends: BTreeSet<(u64, usize, u64)>,
     pub seq: u64,
-    pub first_block: BTreeMap<usize, Block>,
+    /// Per job: what blocked it in the first pass (predict's reason).
+    pub first_block: Vec<Option<Block>>,
     pub reject_reason: BTreeMap<usize, String>,
     pub preempted_by: BTreeMap<usize, Vec<(usize, PreemptMode)>>,
-    pub start_trigger: BTreeMap<usize, (Option<usize>, Option<usize>)>,
+    /// Per job, at its first start: the job whose end freed its nodes, and its team's last finished job.
+    pub start_trigger: Vec<Option<(Option<usize>, Option<usize>)>>,
     pub team_last_end: Vec<Option<usize>>,
     pub static_priority: bool,
     pub record_first: bool,
@@ -142,6 +162,10 @@ pub struct Engine<'a, 'p> {
     order_cache: Option<Vec<usize>>,
     classes: Option<Classes>,
     free_ix: FreeIndex,
+    best: BestFit,
+    /// GPU-type groups of `best`: a typed request searches its type's group only.
+    gpu_groups: Vec<Option<&'a str>>,
+    all_groups: Vec<usize>,
     /// Per (per-node need, GPU type, partition): nodes that could ever hold it.
     eligible_count: BTreeMap<((u64, u64, u64), Option<&'a str>, Option<&'a str>), usize>,
     /// Victims requeued in the current pass: not pending when it began.
@@ -150,6 +174,11 @@ pub struct Engine<'a, 'p> {
     /// the queue), so a pass costs the queue and not every job of a trace.
     pending: Vec<usize>,
     in_pending: Vec<bool>,
+    /// Shapes that found no room in this pass (free capacity only shrinks and
+    /// reservations only grow until a preemption), and those that found none
+    /// even ignoring reservations.
+    failed_shapes: ShapeSet,
+    unfit_shapes: ShapeSet,
     /// Running jobs that preemption may ever pick, by (QoS, team, QoS class) and
     /// then start time: a preemptor reads only the groups it may take from,
     /// instead of scanning every job of the snapshot.
@@ -212,16 +241,6 @@ fn pick(mut cands: Vec<Scored>, nn: usize) -> Option<Vec<usize>> {
     Some(v)
 }
 
-/// An f64 as a u64 with the same order, negative numbers included.
-fn ord_bits(x: f64) -> u64 {
-    let b = x.to_bits();
-    if b >> 63 == 1 {
-        !b
-    } else {
-        b | (1 << 63)
-    }
-}
-
 fn bits(t: f64) -> u64 {
     // Times are >= 0 here, where the IEEE bit order is the numeric order.
     t.max(0.0).to_bits()
@@ -272,10 +291,10 @@ impl<'a, 'p> Engine<'a, 'p> {
             events: Vec::new(),
             ends: BTreeSet::new(),
             seq: 0,
-            first_block: BTreeMap::new(),
+            first_block: Vec::new(),
             reject_reason: BTreeMap::new(),
             preempted_by: BTreeMap::new(),
-            start_trigger: BTreeMap::new(),
+            start_trigger: Vec::new(),
             team_last_end: vec![None; nt],
             static_priority: false,
             record_first: false,
@@ -284,13 +303,22 @@ impl<'a, 'p> Engine<'a, 'p> {
             order_cache: None,
             classes: None,
             free_ix: FreeIndex::new(std::iter::empty()),
+            best: BestFit::new(&[], Vec::new(), 0),
+            gpu_groups: Vec::new(),
+            all_groups: Vec::new(),
             eligible_count: BTreeMap::new(),
             requeued_now: Vec::new(),
             pending: Vec::new(),
             in_pending: Vec::new(),
+            failed_shapes: ShapeSet::new(0),
+            unfit_shapes: ShapeSet::new(0),
             victims: BTreeMap::new(),
         };
         e.in_pending = vec![false; e.c.jobs.len()];
+        e.first_block = vec![None; e.c.jobs.len()];
+        e.start_trigger = vec![None; e.c.jobs.len()];
+        e.failed_shapes = ShapeSet::new(e.c.n_shapes);
+        e.unfit_shapes = ShapeSet::new(e.c.n_shapes);
         for j in 0..e.c.jobs.len() {
             if e.c.jobs[j].st == St::Pending {
                 e.mark_pending(j);
@@ -300,9 +328,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             if e.c.jobs[j].st == St::Running {
                 e.account(j, 1.0);
                 e.index_victim(j, true);
-                let job = &e.c.jobs[j];
-                *e.submitted_user_qos.entry((job.qos, job.user)).or_insert(0) += 1;
-                e.submitted_team[job.team] += 1;
+                e.count_submitted(j, 1);
                 e.seq += 1;
                 e.c.jobs[j].run_seq = e.seq;
                 let end = now + e.c.jobs[j].remaining;
@@ -312,6 +338,20 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
         }
         e.free_ix = FreeIndex::new(e.c.nodes.iter().map(|n| n.free));
+        let mut group_of = Vec::with_capacity(e.c.nodes.len());
+        for n in &e.c.nodes {
+            let g = match e.gpu_groups.iter().position(|t| *t == n.gtype) {
+                Some(g) => g,
+                None => {
+                    e.gpu_groups.push(n.gtype);
+                    e.gpu_groups.len() - 1
+                }
+            };
+            group_of.push(g);
+        }
+        e.all_groups = (0..e.gpu_groups.len()).collect();
+        let free: Vec<V3> = e.c.nodes.iter().map(|n| n.free).collect();
+        e.best = BestFit::new(&free, group_of, e.gpu_groups.len());
         for t in 0..nt {
             e.fs_usage[t] = e.c.teams[t].raw_usage.unwrap_or(e.usage[t][e.c.unit]);
         }
@@ -526,10 +566,11 @@ impl<'a, 'p> Engine<'a, 'p> {
                 return Some(format!("rejected: time limit {}s is over team {}'s max wall of {}s", fmt_amount(l), team.name, fmt_amount(mw)));
             }
         }
-        for (lim, who) in [(team.per_job, format!("team {}'s per-job limit", team.name)), (q.max_tres_job, format!("QoS {}'s MaxTRESPerJob", q.name))] {
+        for (lim, of_team) in [(team.per_job, true), (q.max_tres_job, false)] {
             if let Some(lim) = lim {
                 for d in 0..3 {
                     if job.total[d] > lim[d] {
+                        let who = if of_team { format!("team {}'s per-job limit", team.name) } else { format!("QoS {}'s MaxTRESPerJob", q.name) };
                         return Some(format!("rejected: asks {} {} over {} of {}", fmt_amount(job.total[d]), dim_name(d), who, fmt_amount(lim[d])));
                     }
                 }
@@ -567,9 +608,8 @@ impl<'a, 'p> Engine<'a, 'p> {
                 format!("rejected: can never fit: asks {} nodes with {}{} {} each, {} eligible nodes are that large", job.nn, fmt_amount(job.per_node[d]), kind, dim_name(d), eligible)
             });
         }
-        let key = (job.qos, job.user);
-        let n = *self.submitted_user_qos.get(&key).unwrap_or(&0);
         if let Some(ms) = q.max_submit_user {
+            let n = *self.submitted_user_qos.get(&(job.qos, job.user)).unwrap_or(&0);
             if n >= ms {
                 return Some(format!("rejected: user {} has {} jobs in QoS {}, its MaxSubmitJobsPerUser is {}", job.user, n, q.name, ms));
             }
@@ -589,18 +629,22 @@ impl<'a, 'p> Engine<'a, 'p> {
             self.reject_reason.insert(j, r);
             return false;
         }
-        let job = &self.c.jobs[j];
-        *self.submitted_user_qos.entry((job.qos, job.user)).or_insert(0) += 1;
-        self.submitted_team[job.team] += 1;
+        self.count_submitted(j, 1);
         true
     }
 
     fn on_leave_queue(&mut self, j: usize) {
+        self.count_submitted(j, -1);
+    }
+
+    /// Jobs queued or running per team, and per user in a QoS that limits them
+    /// (kept only there: a per-user map over every job costs a lookup each).
+    fn count_submitted(&mut self, j: usize, by: i64) {
         let job = &self.c.jobs[j];
-        if let Some(n) = self.submitted_user_qos.get_mut(&(job.qos, job.user)) {
-            *n -= 1;
+        if self.c.qos[job.qos].max_submit_user.is_some() {
+            *self.submitted_user_qos.entry((job.qos, job.user)).or_insert(0) += by;
         }
-        self.submitted_team[job.team] -= 1;
+        self.submitted_team[job.team] += by;
     }
 
     fn hold_check(&self, j: usize) -> Option<String> {
@@ -752,6 +796,31 @@ impl<'a, 'p> Engine<'a, 'p> {
     fn place_now(&self, j: usize, res: &[Reservation], free: Option<&[V3]>, to: f64) -> Option<Vec<usize>> {
         let job = &self.c.jobs[j];
         let need = job.per_node;
+        if free.is_none() && self.p.placement == Placement::BestFit {
+            // Nodes come tightest first: the first `nn` that take the job are
+            // the ones scoring would pick.
+            let typed: Vec<usize>;
+            let groups = match job.gtype {
+                Some(t) => {
+                    typed = self.gpu_groups.iter().position(|g| *g == Some(t)).into_iter().collect();
+                    &typed
+                }
+                None => &self.all_groups,
+            };
+            let mut out = Vec::with_capacity(job.nn);
+            self.best.each_best(groups, &need, |n| {
+                if self.c.node_eligible(j, n) && (res.is_empty() || self.clear_of(n, self.now, to, &need, res)) {
+                    out.push(n);
+                    return out.len() == job.nn;
+                }
+                false
+            });
+            if out.len() < job.nn {
+                return None;
+            }
+            out.sort_unstable();
+            return Some(out);
+        }
         let mut cands: Vec<((f64, f64, f64), usize)> = Vec::new();
         let mut visit = |n: usize, f: &V3| -> bool {
             if fits(f, &need) && self.c.node_eligible(j, n) && (res.is_empty() || self.clear_of(n, self.now, to, &need, res)) {
@@ -819,13 +888,14 @@ impl<'a, 'p> Engine<'a, 'p> {
     fn start(&mut self, j: usize, nodes: Vec<usize>, t: f64, backfill: bool) {
         let trigger = nodes.iter().filter_map(|&n| self.c.nodes[n].last_end).max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1))).map(|x| x.1);
         let team_trigger = self.team_last_end[self.c.jobs[j].team];
-        self.start_trigger.entry(j).or_insert((trigger, team_trigger));
+        self.start_trigger[j].get_or_insert((trigger, team_trigger));
         let need = self.c.jobs[j].per_node;
         for &n in &nodes {
             for (d, x) in need.iter().enumerate() {
                 self.c.nodes[n].free[d] -= x;
             }
             self.free_ix.set(n, self.c.nodes[n].free);
+            self.best.set(n, &self.c.nodes[n].free);
             self.c.nodes[n].running.push(j);
         }
         self.account(j, 1.0);
@@ -857,6 +927,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 self.c.nodes[n].free[d] += x;
             }
             self.free_ix.set(n, self.c.nodes[n].free);
+            self.best.set(n, &self.c.nodes[n].free);
             self.c.nodes[n].running.retain(|&r| r != j);
         }
         self.c.jobs[j].nodes = nodes;
@@ -1016,7 +1087,7 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     fn record(&mut self, j: usize, b: Block) {
         if self.record_first {
-            self.first_block.entry(j).or_insert(b);
+            self.first_block[j].get_or_insert(b);
         }
     }
 
@@ -1036,12 +1107,12 @@ impl<'a, 'p> Engine<'a, 'p> {
             stopped_by: None,
             fifo_blocked: BTreeMap::new(),
             gang_tried: BTreeSet::new(),
-            failed_shapes: BTreeSet::new(),
-            unfit_shapes: BTreeSet::new(),
             max_res,
         };
         self.resource_blocked = false;
         self.requeued_now.clear();
+        self.failed_shapes.clear();
+        self.unfit_shapes.clear();
         if self.static_priority && !self.record_first {
             return self.pass_grouped(t, &mut cx);
         }
@@ -1057,7 +1128,7 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// of its peers would fail the same way (free capacity and quota headroom
     /// only shrink, reservations only grow) until a preemption frees room. So a
     /// pass costs the classes and the starts, not the whole queue.
-    fn pass_grouped(&mut self, t: f64, cx: &mut PassCtx<'a>) {
+    fn pass_grouped(&mut self, t: f64, cx: &mut PassCtx) {
         if self.classes.is_none() {
             self.queue_order();
             let order = self.order_cache.as_ref().expect("sorted by queue_order");
@@ -1114,7 +1185,7 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     /// One job of a pass: start it, preempt for it, reserve for it, or record why not.
-    fn consider(&mut self, j: usize, t: f64, cx: &mut PassCtx<'a>) -> Outcome {
+    fn consider(&mut self, j: usize, t: f64, cx: &mut PassCtx) -> Outcome {
         if self.c.jobs[j].st != St::Pending {
             return Outcome::Next;
         }
@@ -1151,24 +1222,24 @@ impl<'a, 'p> Engine<'a, 'p> {
         }
         let job = &self.c.jobs[j];
         let end = t + job.limit.unwrap_or(INF);
-        let shape = (job.per_node[CPU].to_bits(), job.per_node[MEM].to_bits(), job.per_node[GPU].to_bits(), job.nn, job.gtype, job.part, end.to_bits());
+        let shape = job.shape;
         // A shape that found no room cannot find it later in this pass: free
         // capacity only shrinks and reservations only grow, until a preemption.
-        let placed = if cx.failed_shapes.contains(&shape) { None } else { self.place_now(j, &cx.res, None, end) };
+        let placed = if self.failed_shapes.contains(shape) { None } else { self.place_now(j, &cx.res, None, end) };
         if let Some(nodes) = placed {
             let bf = !cx.res.is_empty();
             self.start(j, nodes, t, bf);
             return Outcome::Next;
         }
-        cx.failed_shapes.insert(shape);
+        self.failed_shapes.insert(shape);
         if self.p.preemption && self.may_preempt(j) {
             if let Some((victims, nodes)) = self.find_victims(j, t) {
                 for v in victims {
                     self.preempt(v, j, t);
                 }
                 self.start(j, nodes, t, false);
-                cx.failed_shapes.clear();
-                cx.unfit_shapes.clear();
+                self.failed_shapes.clear();
+                self.unfit_shapes.clear();
                 return Outcome::Preempted;
             }
         }
@@ -1178,10 +1249,10 @@ impl<'a, 'p> Engine<'a, 'p> {
         // (A shape that did not fit even so will not fit later in this pass either.)
         let fits_ignoring = self.record_first
             && !cx.res.is_empty()
-            && !cx.unfit_shapes.contains(&shape)
+            && !self.unfit_shapes.contains(shape)
             && self.place_now(j, &[], None, end).is_some();
         if !fits_ignoring {
-            cx.unfit_shapes.insert(shape);
+            self.unfit_shapes.insert(shape);
         }
         if fits_ignoring {
             let at = cx.res.iter().map(|r| r.start).fold(INF, f64::min);

@@ -8,10 +8,12 @@
 #![allow(clippy::needless_range_loop, clippy::type_complexity)]
 
 pub mod api;
+pub mod bestfit;
 pub mod cluster;
 pub mod engine;
 pub mod fifo;
 pub mod freeindex;
+pub mod fxhash;
 pub mod model;
 pub mod policy;
 pub mod wire;
