@@ -98,7 +98,7 @@ def core_inputs(trace: Trace, nodes: int, per_node: float) -> tuple[Snapshot, li
         need = j.request.get(res, 0.0)
         limit = j.time_limit
         jobs.append(SimJob(
-            id=j.id, submit_time=j.submit_time, duration=tj.duration, request=dict(j.request),
+            id=j.id, submit_time=j.submit_time, duration=tj.duration, request=j.request,
             team=j.team, user=j.user,
             # A traced job ran its recorded time; a limit below it would kill it early.
             time_limit=None if limit is None else max(limit, tj.duration),

@@ -118,7 +118,7 @@ fn predict_with<T>(snapshot: &[u8], policy: &Policy, horizon: f64, encode: impl 
     encode(&rows)
 }
 
-type EvRow<'a> = (f64, &'static str, &'a str, Vec<&'a str>, Option<&'a str>, Option<String>);
+type EvRow<'a> = (f64, &'static str, &'a str, Vec<&'a str>, Option<&'a str>, Option<&'a str>);
 type JobRow<'a> = (&'a str, &'a str, f64, Option<f64>, Option<f64>, &'static str);
 /// (submitted, started, finished, rejected, preemptions, mean_wait, median_wait,
 ///  mean_bounded_slowdown, utilization, jain_fairness, stranded_gpu_fraction, start, end)
@@ -150,21 +150,29 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
     let mut usage: Vec<(f64, Vec<f64>)> = Vec::new();
     let half_life = policy.half_life;
     let mut end_time = t0;
+    // Decayed usage feeds only the fair-share factor: without its weight, not kept.
+    let decays = policy.w.fairshare != 0.0;
+    let mut seen_version = u64::MAX;
     e.run(&arrivals, until, |e, from, to| {
         let now_use = |t: usize| e.usage[t][unit];
+        let moved = e.usage_version != seen_version;
+        seen_version = e.usage_version;
         match usage.last_mut() {
             Some((t, u)) if *t == from => u.iter_mut().enumerate().for_each(|(k, x)| *x = now_use(k)),
+            Some(_) if !moved => {}
             Some((_, u)) if u.iter().enumerate().all(|(k, x)| *x == now_use(k)) => {}
             _ => usage.push((from, (0..nt).map(now_use).collect())),
         }
         let dt = to - from;
         if dt > 0.0 {
-            let decay = (2.0f64).powf(-dt / half_life);
+            let decay = if decays { (2.0f64).powf(-dt / half_life) } else { 1.0 };
             for t in 0..nt {
                 let u = e.usage[t][unit];
                 team_secs[t] += u * dt;
                 used_secs += u * dt;
-                e.fs_usage[t] = e.fs_usage[t] * decay + u * dt;
+                if decays {
+                    e.fs_usage[t] = e.fs_usage[t] * decay + u * dt;
+                }
             }
             if e.resource_blocked {
                 let idle: f64 = e.c.nodes.iter().filter(|n| n.usable).map(|n| n.free[unit]).sum();
@@ -185,14 +193,14 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
         evs.push(match ev {
             Ev::Submit(j) => (*t, "submit", jobs[*j].id, vec![], None, None),
             Ev::Start { job, nodes: ns, backfill } => {
-                (*t, "start", jobs[*job].id, ns.iter().map(|&n| nodes[n].name).collect(), None, backfill.then(|| "backfill".to_string()))
+                (*t, "start", jobs[*job].id, ns.iter().map(|&n| nodes[n].name).collect(), None, backfill.then_some("backfill"))
             }
             Ev::Finish(j) => (*t, "finish", jobs[*j].id, vec![], None, None),
             Ev::Preempt { job, by, mode } => {
                 preemptions += 1;
-                (*t, "preempt", jobs[*job].id, vec![], Some(jobs[*by].id), Some(mode.name().to_string()))
+                (*t, "preempt", jobs[*job].id, vec![], Some(jobs[*by].id), Some(mode.name()))
             }
-            Ev::Reject { job, reason } => (*t, "reject", jobs[*job].id, vec![], None, Some(reason.clone())),
+            Ev::Reject { job, reason } => (*t, "reject", jobs[*job].id, vec![], None, Some(reason.as_str())),
         });
     }
     let mut waits = Vec::new();

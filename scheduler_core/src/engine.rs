@@ -158,6 +158,9 @@ pub struct Engine<'a, 'p> {
     /// predict reads no event stream: it is not kept there.
     pub keep_events: bool,
     pub resource_blocked: bool,
+    /// Bumped whenever a team's usage changes, so per-step observers can skip
+    /// comparing usage that cannot have moved.
+    pub usage_version: u64,
     /// Under static priorities the queue order never changes: sorted once.
     order_cache: Option<Vec<usize>>,
     classes: Option<Classes>,
@@ -300,6 +303,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             record_first: false,
             keep_events: true,
             resource_blocked: false,
+            usage_version: 0,
             order_cache: None,
             classes: None,
             free_ix: FreeIndex::new(std::iter::empty()),
@@ -392,6 +396,7 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     fn account(&mut self, j: usize, sign: f64) {
+        self.usage_version += 1;
         let job = &self.c.jobs[j];
         let (t, q, u, tot) = (job.team, job.qos, job.user, job.total);
         for (d, x) in tot.iter().enumerate() {
@@ -492,7 +497,8 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     pub fn compute_priorities(&mut self, t: f64) {
-        let fs = self.fairshare_factors();
+        // With no fair-share weight (FCFS trace replays) the factors would be multiplied away.
+        let fs = if self.p.w.fairshare == 0.0 { vec![0.0; self.c.teams.len()] } else { self.fairshare_factors() };
         let w = &self.p.w;
         let tot = self.c.total;
         let unit = self.c.unit;

@@ -1,6 +1,8 @@
 //! A small fast hasher for the core's own maps (interned shapes, classes, ids):
 //! the keys are not attacker-chosen, and SipHash cost more than the rest of
-//! building a 50k-job snapshot. The algorithm is rustc's FxHasher.
+//! building a 50k-job snapshot. The scheme is rustc-hash 2's: add, multiply,
+//! and a final rotation that brings the well-mixed high bits down to the low
+//! bits the table indexes by (f64 keys such as 7200.0 end in many zero bits).
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -10,12 +12,12 @@ pub struct FxHasher {
     hash: u64,
 }
 
-const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+const K: u64 = 0xf1_35_7a_ea_2e_62_a9_c5;
 
 impl FxHasher {
     #[inline]
     fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(SEED);
+        self.hash = self.hash.wrapping_add(word).wrapping_mul(K);
     }
 }
 
@@ -55,7 +57,7 @@ impl Hasher for FxHasher {
     }
 
     fn finish(&self) -> u64 {
-        self.hash
+        self.hash.rotate_left(26)
     }
 }
 
