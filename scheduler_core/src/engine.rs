@@ -70,6 +70,8 @@ impl ShapeSet {
 
 struct PassCtx {
     res: Vec<Reservation>,
+    /// The job (or a gang's first member) holding each reservation; a gang's
+    /// members share one, so this, not `res`, counts reservations.
     res_holder: Vec<usize>,
     stopped_by: Option<usize>,
     fifo_blocked: BTreeMap<usize, usize>,
@@ -889,6 +891,54 @@ impl<'a, 'p> Engine<'a, 'p> {
         None
     }
 
+    /// Earliest grid time within the backfill window at which every pending
+    /// member of a gang fits at once for its whole limit, with each member's nodes.
+    fn earliest_gang(&self, pend: &[usize], t: f64, res: &[Reservation]) -> Option<(f64, Vec<(usize, Vec<usize>)>)> {
+        let n_nodes = self.c.nodes.len();
+        let mut times: Vec<f64> = Vec::new();
+        for &m in pend {
+            for n in (0..n_nodes).filter(|&n| self.c.node_eligible(m, n)) {
+                for &r in &self.c.nodes[n].running {
+                    let e = self.c.jobs[r].planned_end;
+                    if e > t && e.is_finite() {
+                        times.push(e);
+                    }
+                }
+            }
+        }
+        for rv in res {
+            if rv.end > t && rv.end.is_finite() {
+                times.push(rv.end);
+            }
+        }
+        let step = self.p.bf_resolution;
+        let mut grid: Vec<f64> = times.iter().map(|&e| t + ((e - t) / step).ceil() * step).filter(|&g| g <= t + self.p.bf_window).collect();
+        grid.sort_by(f64::total_cmp);
+        grid.dedup();
+        'times: for tau in grid {
+            let mut free: Vec<V3> = (0..n_nodes).map(|n| self.free_at(n, tau, res)).collect();
+            let mut plan = Vec::with_capacity(pend.len());
+            for &m in pend {
+                let job = &self.c.jobs[m];
+                let need = job.per_node;
+                let dur = job.limit.unwrap_or(INF);
+                let cands: Vec<Scored> = (0..n_nodes)
+                    .filter(|&n| self.c.node_eligible(m, n) && fits(&free[n], &need) && self.clear_of(n, tau, tau + dur, &need, res))
+                    .map(|n| (self.score(&free[n], &need), n))
+                    .collect();
+                let Some(nodes) = pick(cands, job.nn) else { continue 'times };
+                for &n in &nodes {
+                    for d in 0..3 {
+                        free[n][d] -= need[d];
+                    }
+                }
+                plan.push((m, nodes));
+            }
+            return Some((tau, plan));
+        }
+        None
+    }
+
     // ------------------------------------------------------------ start / stop
 
     fn start(&mut self, j: usize, nodes: Vec<usize>, t: f64, backfill: bool) {
@@ -1208,7 +1258,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         }
         if let Some(g) = self.c.jobs[j].gang {
             if cx.gang_tried.insert(g) {
-                self.try_gang(g, t, &cx.res);
+                self.try_gang(g, t, cx);
             }
             if self.c.jobs[j].st == St::Pending {
                 cx.fifo_blocked.entry(team).or_insert(j);
@@ -1270,13 +1320,13 @@ impl<'a, 'p> Engine<'a, 'p> {
             cx.stopped_by = Some(j);
             return Outcome::Stop;
         }
-        if cx.res.len() < cx.max_res {
+        if cx.res_holder.len() < cx.max_res {
             if let Some((at, nodes)) = self.earliest(j, t, &cx.res) {
                 let need = self.c.jobs[j].per_node;
                 let end = at + self.c.jobs[j].limit.unwrap_or(INF);
                 cx.res.push(Reservation { start: at, end, nodes, need });
                 cx.res_holder.push(j);
-                if cx.res.len() < cx.max_res {
+                if cx.res_holder.len() < cx.max_res {
                     // A peer would get a reservation of its own: keep the class.
                     return Outcome::Next;
                 }
@@ -1285,7 +1335,10 @@ impl<'a, 'p> Engine<'a, 'p> {
         Outcome::Drop
     }
 
-    fn try_gang(&mut self, g: usize, t: f64, res: &[Reservation]) {
+    /// Starts a gang whole or not at all; one short of nodes gets a reservation
+    /// for all its members at once, as a single job would.
+    fn try_gang(&mut self, g: usize, t: f64, cx: &mut PassCtx) {
+        let res = &cx.res;
         let members: Vec<usize> = self.c.gang_members[g].iter().copied().filter(|&m| self.c.jobs[m].st != St::Done && self.c.jobs[m].st != St::Rejected).collect();
         if members.iter().any(|&m| self.c.jobs[m].st == St::Running) {
             // Part of the gang runs already (a snapshot mid-start): the rest start one by one.
@@ -1326,12 +1379,23 @@ impl<'a, 'p> Engine<'a, 'p> {
                 }
                 None => {
                     self.resource_blocked = true;
-                    return self.gang_blocked(&pend);
+                    self.gang_blocked(&pend);
+                    if self.p.backfill != Backfill::None && cx.res_holder.len() < cx.max_res {
+                        if let Some((at, plan)) = self.earliest_gang(&pend, t, &cx.res) {
+                            for (m, nodes) in plan {
+                                let end = at + self.c.jobs[m].limit.unwrap_or(INF);
+                                cx.res.push(Reservation { start: at, end, nodes, need: self.c.jobs[m].per_node });
+                            }
+                            cx.res_holder.push(pend[0]);
+                        }
+                    }
+                    return;
                 }
             }
         }
+        let bf = !res.is_empty();
         for (m, nodes) in plan {
-            self.start(m, nodes, t, !res.is_empty());
+            self.start(m, nodes, t, bf);
         }
     }
 

@@ -492,6 +492,35 @@ class Reference:
                 return tau, sorted(n for _, n in cands[: job.nn])
         return None
 
+    def earliest_gang(self, pend: list[int], t: float,
+                      res: list) -> tuple[float, list[tuple[int, list[int]]]] | None:
+        times = [self.jobs[r].planned_end for m in pend for n in range(len(self.nodes))
+                 if self.eligible(m, n) for r in self.nodes[n]["running"]
+                 if t < self.jobs[r].planned_end < INF]
+        times += [end for _, end, _, _ in res if t < end < INF]
+        step = self.p["bf_resolution"]
+        grid = sorted({t + math.ceil((e - t) / step) * step for e in times})
+        for tau in [g for g in grid if g <= t + self.p["bf_window"]]:
+            free = [self.free_at(n, tau, res) for n in range(len(self.nodes))]
+            plan = []
+            for m in pend:
+                job = self.jobs[m]
+                dur = job.limit if job.limit is not None else INF
+                cands = sorted((self.score(free[n], job.per_node), n)
+                               for n in range(len(self.nodes))
+                               if self.eligible(m, n) and fits(free[n], job.per_node)
+                               and self.clear_of(n, tau, tau + dur, job.per_node, res))
+                if len(cands) < job.nn:
+                    break
+                nodes = sorted(n for _, n in cands[: job.nn])
+                for n in nodes:
+                    for d in DIMS:
+                        free[n][d] -= job.per_node[d]
+                plan.append((m, nodes))
+            else:
+                return tau, plan
+        return None
+
     # ---------------------------------------------------------- start / stop
     def start(self, j: int, nodes: list[int], t: float) -> None:
         job = self.jobs[j]
@@ -620,6 +649,7 @@ class Reference:
         max_res = {"none": 0, "easy": 1, "conservative": self.p["bf_max_job_test"]}[
             self.p["backfill"]]
         res: list = []
+        holders: list[int] = []  # one per reservation; a gang's members share one
         stopped = False
         fifo_blocked: set[int] = set()
         tried: set[str] = set()
@@ -633,7 +663,7 @@ class Reference:
             if job.gang is not None:
                 if job.gang not in tried:
                     tried.add(job.gang)
-                    self.try_gang(job.gang, t, res)
+                    self.try_gang(job.gang, t, res, holders, max_res)
                 if job.st == "pending":
                     fifo_blocked.add(job.team)
                 continue
@@ -657,13 +687,14 @@ class Reference:
             if self.p["backfill"] == "none":
                 stopped = True
                 continue
-            if len(res) < max_res:
+            if len(holders) < max_res:
                 found = self.earliest(j, t, res)
                 if found is not None:
                     res.append((found[0], found[0] + (job.limit if job.limit is not None else INF),
                                 found[1], job.per_node))
+                    holders.append(j)
 
-    def try_gang(self, g: str, t: float, res: list) -> None:
+    def try_gang(self, g: str, t: float, res: list, holders: list[int], max_res: int) -> None:
         members = [m for m in self.gangs[g] if self.jobs[m].st not in ("done", "rejected")]
         if not any(self.jobs[m].st == "running" for m in members) and \
                 any(self.jobs[m].st != "pending" for m in members):
@@ -679,6 +710,15 @@ class Reference:
             nodes = self.place(m, res, free, t + (job.limit if job.limit is not None else INF))
             if nodes is None:
                 self.resource_blocked = True
+                if self.p["backfill"] != "none" and len(holders) < max_res:
+                    found = self.earliest_gang(pend, t, res)
+                    if found is not None:
+                        at, planned = found
+                        for pm, pnodes in planned:
+                            lim = self.jobs[pm].limit
+                            res.append((at, at + (lim if lim is not None else INF), pnodes,
+                                        self.jobs[pm].per_node))
+                        holders.append(pend[0])
                 return
             for n in nodes:
                 for d in DIMS:
