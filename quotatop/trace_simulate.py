@@ -91,17 +91,16 @@ def core_inputs(trace: Trace, nodes: int, per_node: float) -> tuple[Snapshot, li
         cluster=Path(trace.path).name, source=f"trace:{trace.format}",
         nodes=[Node(name=f"n{i:0{width}d}", capacity={res: per_node})
                for i in range(1, nodes + 1)],
-        teams=[Team(name=t) for t in sorted({tj.job.team for tj in trace.jobs})])
+        teams=[Team(name=t) for t in sorted({tj.team for tj in trace.jobs})])
     jobs = []
-    for tj in trace.jobs:
-        j = tj.job
+    for j in trace.jobs:
         need = j.request.get(res, 0.0)
         limit = j.time_limit
         jobs.append(SimJob(
-            id=j.id, submit_time=j.submit_time, duration=tj.duration, request=j.request,
+            id=j.id, submit_time=j.submit_time, duration=j.duration, request=j.request,
             team=j.team, user=j.user,
             # A traced job ran its recorded time; a limit below it would kill it early.
-            time_limit=None if limit is None else max(limit, tj.duration),
+            time_limit=None if limit is None else max(limit, j.duration),
             nodes_requested=max(1, math.ceil(need / per_node - 1e-9))))
     return cluster, jobs
 
@@ -148,14 +147,14 @@ def metrics(trace: Trace, starts: list[float]) -> dict[str, float]:
     waits, bslds, by_team = [], [], {}
     work, first, last = 0.0, float("inf"), 0.0
     for tj, s in zip(trace.jobs, starts, strict=True):
-        wait = max(0.0, s - tj.job.submit_time)
+        wait = max(0.0, s - tj.submit_time)
         run = tj.duration
         waits.append(wait)
         bslds.append(max(1.0, (wait + run) / max(run, BSLD_TAU)))
-        used = run * min(tj.job.request.get(res, 0.0), cap)
-        by_team[tj.job.team] = by_team.get(tj.job.team, 0.0) + used
+        used = run * min(tj.request.get(res, 0.0), cap)
+        by_team[tj.team] = by_team.get(tj.team, 0.0) + used
         work += used
-        first, last = min(first, tj.job.submit_time), max(last, s + run)
+        first, last = min(first, tj.submit_time), max(last, s + run)
     span = max(last - first, 1e-9)
     x = list(by_team.values())
     # Jain's index over teams' usage per unit of weight (all weights 1), as the core's.
@@ -186,10 +185,10 @@ def record(trace: Trace, starts: list[float], path: str, *, frames: int = 500) -
     from collectors.recording import Recorder, RecordingError
 
     (res, cap), = trace.capacity.items()
-    t0 = min(tj.job.submit_time for tj in trace.jobs)
+    t0 = min(tj.submit_time for tj in trace.jobs)
     t1 = max((s + tj.duration for tj, s in zip(trace.jobs, starts, strict=True)
               if math.isfinite(s)), default=t0)
-    teams = sorted({tj.job.team for tj in trace.jobs})
+    teams = sorted({tj.team for tj in trace.jobs})
     step = max((t1 - t0) / max(frames - 1, 1), 1e-9)
     order = sorted(range(len(starts)), key=lambda i: trace.jobs[i].job.submit_time)
     try:
@@ -203,16 +202,16 @@ def record(trace: Trace, starts: list[float], path: str, *, frames: int = 500) -
             jobs, usage = [], dict.fromkeys(teams, 0.0)
             for i in order:
                 tj, s = trace.jobs[i], starts[i]
-                if tj.job.submit_time > t:
+                if tj.submit_time > t:
                     break
                 if s + tj.duration <= t:
                     continue
                 state = RUNNING if s <= t else PENDING
                 if state == RUNNING:
-                    usage[tj.job.team] += tj.job.request.get(res, 0.0)
-                jobs.append(Job(id=tj.job.id, team=tj.job.team, user=tj.job.user,
-                                request=tj.job.request, submit_time=tj.job.submit_time,
-                                time_limit=tj.job.time_limit, state=state,
+                    usage[tj.team] += tj.request.get(res, 0.0)
+                jobs.append(Job(id=tj.id, team=tj.team, user=tj.user,
+                                request=tj.request, submit_time=tj.submit_time,
+                                time_limit=tj.time_limit, state=state,
                                 start_time=s if state == RUNNING else None))
             rec.append(Snapshot(
                 cluster=trace.path, source=f"trace:{trace.format}", taken_at=t,
@@ -243,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
         m, engine = core_metrics(result), f"scheduler_core.simulate ({args.policy})"
         outcome = {o.job_id: o for o in result.jobs}
         # A job the core never started (rejected: larger than any node set) is left out.
-        starts = [outcome[tj.job.id].start if outcome[tj.job.id].start is not None
+        starts = [outcome[tj.id].start if outcome[tj.id].start is not None
                   else math.inf for tj in trace.jobs]
     (res, cap), = trace.capacity.items()
     out = {"trace": trace.path, "format": trace.format, "policy": args.policy,

@@ -23,7 +23,6 @@ import datetime as dt
 from pathlib import Path
 
 from collectors.gc_pause import gc_paused
-from collectors.model import Job
 from collectors.traces.model import Trace, TraceError, TraceJob
 
 COLUMNS = {
@@ -121,8 +120,8 @@ def _row(row: list[str], col: dict[str, int]) -> TraceJob:
         raise ValueError("no run time (start and end, or duration)")
     if duration < 0:
         raise ValueError("ends before it starts")
-    return TraceJob(job=Job(id=get("id"), team=get("team") or "unknown", request={"gpu": g},
-                            submit_time=submit),
+    return TraceJob(id=get("id"), team=get("team") or "unknown", request={"gpu": g},
+                    submit_time=submit,
                     duration=duration, recorded_start=start, status=get("status").lower())
 
 
@@ -130,10 +129,10 @@ def _peak(jobs: list[TraceJob]) -> float:
     events = []
     for j in jobs:
         if j.recorded_start is not None:
-            events.append((j.recorded_start, j.job.request["gpu"]))
-            events.append((j.recorded_start + j.duration, -j.job.request["gpu"]))
+            events.append((j.recorded_start, j.request["gpu"]))
+            events.append((j.recorded_start + j.duration, -j.request["gpu"]))
     peak = cur = 0.0
     for _, d in sorted(events, key=lambda e: (e[0], e[1])):
         cur += d
         peak = max(peak, cur)
-    return peak or max(j.job.request["gpu"] for j in jobs)
+    return peak or max(j.request["gpu"] for j in jobs)

@@ -1,4 +1,8 @@
-"""What an importer returns: jobs as the snapshot model's Job, plus run time."""
+"""What an importer returns: the jobs of a trace with their run times.
+
+A trace job keeps only what an importer reads (flat, one object per line: a
+100k-job trace built three objects a job before); `TraceJob.job` gives it as
+the snapshot model's Job where a view or recording needs one."""
 
 from __future__ import annotations
 
@@ -11,11 +15,21 @@ class TraceError(Exception):
     """The trace cannot be read; the message is one line naming file and line."""
 
 
-class TraceJob(Struct, kw_only=True):
-    job: Job  # id, team, request, submit_time, time_limit
+class TraceJob(Struct, kw_only=True, gc=False):
+    id: str
+    team: str
+    user: str = ""
+    request: Resources  # e.g. {"cpu": 64.0} or {"gpu": 8.0}
+    submit_time: float
+    time_limit: float | None = None
     duration: float  # seconds it ran
     recorded_start: float | None = None  # when the traced cluster started it
     status: str = ""
+
+    @property
+    def job(self) -> Job:
+        return Job(id=self.id, team=self.team, user=self.user, request=self.request,
+                   submit_time=self.submit_time, time_limit=self.time_limit)
 
 
 class Trace(Struct, kw_only=True):

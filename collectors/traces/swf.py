@@ -17,7 +17,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from collectors.gc_pause import gc_paused
-from collectors.model import Job
 from collectors.traces.model import Trace, TraceError, TraceJob
 
 MAX_WARNINGS = 5
@@ -71,9 +70,9 @@ def load_swf(path: str | Path, *, team_by: str = "group", resource: str = "cpu",
             team_id = fields[12] if team_by == "group" and fields[12] != "-1" else fields[11]
             prefix = "g" if team_by == "group" and fields[12] != "-1" else "u"
             jobs.append(TraceJob(
-                job=Job(id=fields[0], team=f"{prefix}{team_id}", user=f"u{fields[11]}",
-                        request={resource: procs}, submit_time=submit,
-                        time_limit=req_time if req_time > 0 else None),
+                id=fields[0], team=f"{prefix}{team_id}", user=f"u{fields[11]}",
+                request={resource: procs}, submit_time=submit,
+                time_limit=req_time if req_time > 0 else None,
                 duration=run, recorded_start=submit + wait if wait >= 0 else None,
                 status=STATUS.get(fields[10], fields[10])))
     if not jobs:
@@ -92,4 +91,4 @@ def _capacity(header: dict[str, str], jobs: list[TraceJob], resource: str) -> tu
             continue
         if value > 0:
             return value, f"header {key}"
-    return max(j.job.request[resource] for j in jobs), "largest job (no MaxProcs header)"
+    return max(j.request[resource] for j in jobs), "largest job (no MaxProcs header)"

@@ -16,6 +16,11 @@ pub fn ord_bits(x: f64) -> u64 {
     }
 }
 
+/// The inverse of `ord_bits`.
+pub fn from_ord_bits(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
+}
+
 /// (free GPUs, free CPUs, free memory, node): the best-fit order, ties to the
 /// node listed first.
 type Key = (u64, u64, u64, usize);
@@ -114,6 +119,9 @@ mod tests {
         let bf = BestFit::new(&free, vec![0; 4], 1);
         assert_eq!(walk(&bf, &[0], &[1.0, 50.0, 1.0]), vec![2, 3]);
         assert!(ord_bits(-1.0) < ord_bits(0.0));
+        for x in [-2.5, -0.0, 0.0, 1e-300, 3.0, 1e300] {
+            assert_eq!(from_ord_bits(ord_bits(x)).to_bits(), f64::to_bits(x));
+        }
         assert!(ord_bits(0.5) < ord_bits(2.0));
     }
 }

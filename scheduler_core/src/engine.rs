@@ -7,7 +7,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use crate::cluster::{dim_name, fits, id_cmp, Cluster, St, INF};
-use crate::bestfit::{ord_bits, BestFit};
+use crate::bestfit::{from_ord_bits, ord_bits, BestFit};
 use crate::freeindex::FreeIndex;
 use crate::fxhash::FxMap;
 use crate::policy::{Backfill, FairShareMode, Placement, Policy, PreemptMode, QuotaMode};
@@ -367,7 +367,7 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// Adds or removes a running job in the preemption index, if it could ever be a victim.
     fn index_victim(&mut self, j: usize, add: bool) {
         let job = &self.c.jobs[j];
-        if !self.c.teams[job.team].preemptible || self.c.qos[job.qos].exempt || job.gang.is_some() || job.nodes.is_empty() {
+        if !self.p.preemption || !self.c.teams[job.team].preemptible || self.c.qos[job.qos].exempt || job.gang.is_some() || job.nodes.is_empty() {
             return;
         }
         let key = (job.qos, job.team, job.class_rank);
@@ -851,6 +851,24 @@ impl<'a, 'p> Engine<'a, 'p> {
         pick(cands, job.nn)
     }
 
+    /// The times `times` snapped up to the `bf_resolution` grid from `t`, within
+    /// the backfill window, ascending and distinct. Lazily: the caller usually
+    /// stops at the first few, so a heap beats sorting them all.
+    fn grid(&self, t: f64, times: &[f64]) -> impl Iterator<Item = f64> {
+        let step = self.p.bf_resolution;
+        let last = t + self.p.bf_window;
+        let mut heap: BinaryHeap<Reverse<u64>> =
+            times.iter().map(|&e| t + ((e - t) / step).ceil() * step).filter(|&g| g <= last).map(|g| Reverse(ord_bits(g))).collect();
+        let mut prev = None;
+        std::iter::from_fn(move || loop {
+            let Reverse(k) = heap.pop()?;
+            if prev != Some(k) {
+                prev = Some(k);
+                return Some(from_ord_bits(k));
+            }
+        })
+    }
+
     /// Earliest start at or after `t` on the resolution grid within the
     /// backfill window, given running jobs' planned ends and reservations.
     fn earliest(&self, j: usize, t: f64, res: &[Reservation]) -> Option<(f64, Vec<usize>)> {
@@ -872,11 +890,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 times.push(rv.end);
             }
         }
-        let step = self.p.bf_resolution;
-        let mut grid: Vec<f64> = times.iter().map(|&e| t + ((e - t) / step).ceil() * step).filter(|&g| g <= t + self.p.bf_window).collect();
-        grid.sort_by(f64::total_cmp);
-        grid.dedup();
-        for tau in grid {
+        for tau in self.grid(t, &times) {
             let mut cands: Vec<((f64, f64, f64), usize)> = Vec::new();
             for &n in &eligible {
                 let f = self.free_at(n, tau, res);
@@ -911,11 +925,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 times.push(rv.end);
             }
         }
-        let step = self.p.bf_resolution;
-        let mut grid: Vec<f64> = times.iter().map(|&e| t + ((e - t) / step).ceil() * step).filter(|&g| g <= t + self.p.bf_window).collect();
-        grid.sort_by(f64::total_cmp);
-        grid.dedup();
-        'times: for tau in grid {
+        'times: for tau in self.grid(t, &times) {
             let mut free: Vec<V3> = (0..n_nodes).map(|n| self.free_at(n, tau, res)).collect();
             let mut plan = Vec::with_capacity(pend.len());
             for &m in pend {
