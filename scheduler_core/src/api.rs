@@ -18,32 +18,66 @@ fn pending_in_submit_order(e: &Engine) -> Vec<usize> {
     v
 }
 
+/// Where `predict_with` puts its rows as it makes them.
+trait RowSink {
+    fn count(&mut self, n: usize);
+    fn row(&mut self, row: &PredRow) -> Result<(), String>;
+}
+
+/// One msgpack array of rows.
+struct Whole(Vec<u8>);
+
+impl RowSink for Whole {
+    fn count(&mut self, n: usize) {
+        self.0.reserve(n * 128);
+        // Writing into a Vec cannot fail.
+        let _ = rmp::encode::write_array_len(&mut self.0, n as u32);
+    }
+    fn row(&mut self, row: &PredRow) -> Result<(), String> {
+        rmp_serde::encode::write(&mut self.0, row).map_err(|e| format!("cannot encode predictions: {e}"))
+    }
+}
+
+/// Concatenated rows and where each starts.
+struct Rows(Vec<u8>, Vec<u64>);
+
+impl RowSink for Rows {
+    fn count(&mut self, n: usize) {
+        self.0.reserve(n * 128);
+        self.1.reserve(n + 1);
+    }
+    fn row(&mut self, row: &PredRow) -> Result<(), String> {
+        self.1.push(self.0.len() as u64);
+        rmp_serde::encode::write(&mut self.0, row).map_err(|e| format!("cannot encode predictions: {e}"))
+    }
+}
+
 pub fn predict(snapshot: &[u8], policy: &Policy, horizon: f64) -> Result<Vec<u8>, String> {
-    predict_with(snapshot, policy, horizon, |rows| rmp_serde::to_vec(rows).map_err(|e| format!("cannot encode predictions: {e}")))
+    let mut out = Whole(Vec::new());
+    predict_with(snapshot, policy, horizon, &mut out)?;
+    Ok(out.0)
 }
 
 /// The predictions as one buffer of concatenated msgpack rows and the offset
 /// where each row starts (plus the end), so Python decodes a row only when it is read.
 pub fn predict_rows(snapshot: &[u8], policy: &Policy, horizon: f64) -> Result<(Vec<u8>, Vec<u64>), String> {
-    predict_with(snapshot, policy, horizon, |rows| {
-        let mut buf = Vec::with_capacity(rows.len() * 128);
-        let mut offsets = Vec::with_capacity(rows.len() + 1);
-        for row in rows {
-            offsets.push(buf.len() as u64);
-            rmp_serde::encode::write(&mut buf, row).map_err(|e| format!("cannot encode predictions: {e}"))?;
-        }
-        offsets.push(buf.len() as u64);
-        Ok((buf, offsets))
-    })
+    let mut out = Rows(Vec::new(), Vec::new());
+    predict_with(snapshot, policy, horizon, &mut out)?;
+    out.1.push(out.0.len() as u64);
+    Ok((out.0, out.1))
 }
 
-fn predict_with<T>(snapshot: &[u8], policy: &Policy, horizon: f64, encode: impl FnOnce(&[PredRow]) -> Result<T, String>) -> Result<T, String> {
+/// Runs the prediction and hands each row to `out` as it is made (after their
+/// number): a 100k-job answer is never held twice, as rows and as msgpack.
+fn predict_with(snapshot: &[u8], policy: &Policy, horizon: f64, out: &mut impl RowSink) -> Result<(), String> {
     if !horizon.is_finite() || horizon < 0.0 {
         return Err(format!("horizon {horizon} must be a finite number of seconds >= 0"));
     }
     let snap = decode_snapshot(snapshot)?;
     let now = snap.taken_at;
     let c = Cluster::build(&snap, &[], now, now + horizon, true)?;
+    // The cluster borrows names from the buffer, not from the decoded snapshot.
+    drop(snap);
     let mut e = Engine::new(c, policy, now);
     e.static_priority = true;
     e.keep_events = false;
@@ -60,7 +94,7 @@ fn predict_with<T>(snapshot: &[u8], policy: &Policy, horizon: f64, encode: impl 
     }
     e.record_first = true;
     e.run(&[], now + horizon, |_, _, _| {});
-    let mut rows: Vec<PredRow> = Vec::with_capacity(queue.len());
+    out.count(queue.len());
     // Tens of thousands of rows share a few start times and a few blocks worded
     // the same way per shape: each text is formatted once.
     let mut clocks: FxMap<u64, String> = FxMap::default();
@@ -113,9 +147,9 @@ fn predict_with<T>(snapshot: &[u8], policy: &Policy, horizon: f64, encode: impl 
         };
         let end = start.map(|s| s + job.limit.unwrap_or(INF)).filter(|x| x.is_finite());
         let nodes: Vec<&str> = if start.is_some() { job.first_nodes.iter().map(|&n| e.c.nodes[n].name).collect() } else { Vec::new() };
-        rows.push((job.id, state, start, end, nodes, reason, preempts, job.prio, job.factors));
+        out.row(&(job.id, state, start, end, nodes, reason, preempts, job.prio, job.factors))?;
     }
-    encode(&rows)
+    Ok(())
 }
 
 type EvRow<'a> = (f64, &'static str, &'a str, Vec<&'a str>, Option<&'a str>, Option<&'a str>);
