@@ -1,7 +1,8 @@
 """A recording played back as a Collector, with a timeline controller.
 
-``ReplaySource`` implements ``tui.timeline_protocol.TimelineControl`` by shape
-(collectors never import the TUI): pause/play, step, seek to a time, speed.
+``ReplaySource`` implements ``tui.timeline_protocol.TimelineControl`` on
+``collectors.timeline_base.TimelineBase`` (collectors never import the TUI):
+pause/play, step, seek to a time, speed.
 While playing, the position advances by (wall time since the last collect) ×
 speed in recording time; paused, ``collect()`` returns the current frame.
 """
@@ -11,25 +12,18 @@ from __future__ import annotations
 import bisect
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from collectors.model import Snapshot
 from collectors.recording import Recording, RecordingError
+from collectors.timeline_base import IncidentMark, TimelineBase
+
+__all__ = ["IncidentMark", "ReplaySource"]
 
 MIN_SPEED, MAX_SPEED = 1.0, 1000.0
 
 
-@dataclass(frozen=True)
-class IncidentMark:
-    """Same fields as ``tui.timeline_protocol.IncidentMark``."""
-
-    at: float
-    title: str
-    severity: str = "warning"
-
-
-class ReplaySource:
+class ReplaySource(TimelineBase):
     def __init__(self, path: str | Path | Recording, *, speed: float = 1.0,
                  paused: bool = False, clock: Callable[[], float] = time.monotonic,
                  incidents_max_frames: int = 2000) -> None:
@@ -57,27 +51,8 @@ class ReplaySource:
     def position(self) -> int:
         return self._index
 
-    @property
-    def paused(self) -> bool:
-        return self._paused
-
-    @property
-    def speed(self) -> float:
-        return self._speed
-
-    @property
-    def start_time(self) -> float:
-        return self.recording.times[0]
-
-    @property
-    def end_time(self) -> float:
-        return self.recording.times[-1]
-
     def time_at(self, index: int) -> float:
         return self.recording.times[index]
-
-    def pause(self) -> None:
-        self._paused = True
 
     def play(self) -> None:
         if self._index >= self.frames - 1:  # at the end: play from the start again

@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import sys
+import threading
+from collections.abc import AsyncIterator
+
 import msgspec
 import pytest
 from tests_tui_helpers import loaded, screen_text
 from textual.binding import Binding
 from textual.command import CommandPalette
-from textual.widgets import TabbedContent
+from textual.pilot import Pilot
+from textual.scroll_view import ScrollView
+from textual.widgets import Input, TabbedContent
 from tui_fixtures import NOW, BrokenCollector, FixedCollector, frozen_clock, snapshot
 
-from collectors.model import Job
+from collectors.base import Collector
+from collectors.model import Job, Snapshot
 from tui.app import QuotatopApp
 from tui.keys import KEYS
 from tui.modals import HelpScreen, JobDetailScreen
 from tui.views.queue import QueueView
 from tui.views.timeline import TimelineView
+from tui.views_registry import VIEW_IDS
 from tui.widgets.job_table import JobTable
 
 
@@ -23,10 +33,23 @@ def make_app(*snaps, refresh: float = 60.0) -> QuotatopApp:
     return QuotatopApp(FixedCollector(*snaps), refresh=refresh, clock=frozen_clock)
 
 
+@contextlib.asynccontextmanager
+async def running(*snaps: Snapshot, size: tuple[int, int] | None = (100, 30),
+                  refresh: float = 60.0, collector: Collector | None = None,
+                  wait: bool = True) -> AsyncIterator[tuple[QuotatopApp, Pilot]]:
+    """The app on the fixture (or those snapshots) under Pilot, after its first
+    snapshot is painted (``wait=False``: right away)."""
+    app = QuotatopApp(collector or FixedCollector(*snaps), refresh=refresh, clock=frozen_clock)
+    async with app.run_test(size=size) as pilot:
+        if wait:
+            await loaded(pilot)
+        yield app, pilot
+
+
+
+
 async def test_number_keys_switch_screens() -> None:
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await loaded(pilot)
+    async with running() as (app, pilot):
         for key, vid in zip("2345671", ("quota", "priority", "elastic", "queue", "nodes",
                                         "timeline", "overview"), strict=True):
             await pilot.press(key)
@@ -35,9 +58,7 @@ async def test_number_keys_switch_screens() -> None:
 
 
 async def test_overview_shows_teams_meter_and_no_guarantee() -> None:
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await loaded(pilot)
+    async with running() as (app, _):
         text = screen_text(app)
         assert "used 66 · free 2 · stranded 12 of 80" in text
         assert "no guarantee (Slurm)" in text
@@ -47,21 +68,20 @@ async def test_overview_shows_teams_meter_and_no_guarantee() -> None:
         assert "125%" in text  # elastic at 10 of its 8 guarantee
 
 
-async def test_quota_over_commit_warning_only_when_quotas_exceed_cluster() -> None:
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await loaded(pilot)
+async def test_quota_split_without_over_commit_warning() -> None:
+    async with running() as (app, pilot):
         await pilot.press("2")
         await pilot.pause()
         text = screen_text(app)
         assert "over-committed" not in text
         assert "prod 48 (60%)  exp 24 (30%)  elastic 8 (10%)" in text
         assert "hpc: no guarantee (Slurm), max 16 only" in text
+
+
+async def test_quota_over_commit_warning_when_quotas_exceed_cluster() -> None:
     snap = snapshot()
     snap.teams[1].guarantee = {"gpu": 40.0}
-    app = make_app(snap)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await loaded(pilot)
+    async with running(snap) as (app, pilot):
         await pilot.press("2")
         await pilot.pause()
         assert "over-committed: quotas add up to 96 gpu but the cluster has 80" in \
@@ -69,9 +89,7 @@ async def test_quota_over_commit_warning_only_when_quotas_exceed_cluster() -> No
 
 
 async def test_priority_orders_pending_and_names_preemption_victims() -> None:
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await loaded(pilot)
+    async with running() as (app, pilot):
         await pilot.press("3")
         await pilot.pause()
         text = screen_text(app)
@@ -84,9 +102,7 @@ async def test_priority_orders_pending_and_names_preemption_victims() -> None:
 
 
 async def test_elastic_shows_borrowing_and_reclaim_order() -> None:
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await loaded(pilot)
+    async with running() as (app, pilot):
         await pilot.press("4")
         await pilot.pause()
         text = screen_text(app)
@@ -100,9 +116,7 @@ async def test_queue_filter_sort_and_detail(monkeypatch: pytest.MonkeyPatch) -> 
     import scheduler_core
 
     monkeypatch.delattr(scheduler_core, "predict", raising=False)  # the source's own words
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await loaded(pilot)
+    async with running() as (app, pilot):
         await pilot.press("slash")
         await pilot.pause()
         assert app.query_one(TabbedContent).active == "queue"
@@ -137,9 +151,7 @@ async def test_queue_filter_sort_and_detail(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 async def test_queue_cursor_keys_and_mouse() -> None:
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await loaded(pilot)
+    async with running() as (app, pilot):
         await pilot.press("5")
         await pilot.pause()
         table = app.query_one(JobTable)
@@ -162,9 +174,7 @@ async def test_queue_cursor_keys_and_mouse() -> None:
 async def test_queue_renders_only_visible_rows_of_a_large_queue() -> None:
     base = snapshot()
     many = [msgspec.structs.replace(base.jobs[-1], id=str(10_000 + i)) for i in range(20_000)]
-    app = make_app(snapshot(jobs=many))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await loaded(pilot)
+    async with running(snapshot(jobs=many)) as (app, pilot):
         await pilot.press("5")
         await pilot.pause()
         table = app.query_one(JobTable)
@@ -187,9 +197,7 @@ async def test_queue_renders_only_visible_rows_of_a_large_queue() -> None:
 
 
 async def test_nodes_grid_letters_and_stranded() -> None:
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await loaded(pilot)
+    async with running() as (app, pilot):
         await pilot.press("6")
         await pilot.pause()
         text = screen_text(app)
@@ -201,18 +209,14 @@ async def test_nodes_grid_letters_and_stranded() -> None:
 
 
 async def test_timeline_without_replay_says_so() -> None:
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await loaded(pilot)
+    async with running() as (app, pilot):
         await pilot.press("7")
         await pilot.pause()
         assert "needs a replay" in screen_text(app)
 
 
 async def test_help_lists_every_key_and_closes() -> None:
-    app = make_app()
-    async with app.run_test(size=(100, 40)) as pilot:
-        await loaded(pilot)
+    async with running(size=(100, 40)) as (app, pilot):
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
@@ -239,9 +243,7 @@ async def test_help_lists_every_key_and_closes() -> None:
 
 
 async def test_colon_opens_the_command_palette_with_screens() -> None:
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await loaded(pilot)
+    async with running() as (app, pilot):
         await pilot.press("colon")
         await pilot.pause(0.2)
         assert isinstance(app.screen, CommandPalette)
@@ -253,9 +255,7 @@ async def test_colon_opens_the_command_palette_with_screens() -> None:
 
 
 async def test_theme_key_changes_theme() -> None:
-    app = make_app()
-    async with app.run_test() as pilot:
-        await loaded(pilot)
+    async with running(size=None) as (app, pilot):
         before = app.theme
         await pilot.press("t")
         assert app.theme != before
@@ -263,8 +263,7 @@ async def test_theme_key_changes_theme() -> None:
 
 async def test_stale_source_banner_keeps_data() -> None:
     stale = snapshot(stale=True, stale_reason="squeue timed out after 10 s")
-    app = make_app(snapshot(), stale, refresh=0.05)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with running(snapshot(), stale, refresh=0.05, wait=False) as (app, pilot):
         for _ in range(100):
             await pilot.pause(0.05)
             if app.snapshot is not None and app.snapshot.stale:
@@ -277,8 +276,8 @@ async def test_stale_source_banner_keeps_data() -> None:
 
 
 async def test_failing_collector_banner_not_crash() -> None:
-    app = QuotatopApp(BrokenCollector(snapshot()), refresh=0.05, clock=frozen_clock)
-    async with app.run_test(size=(100, 30)) as pilot:
+    broken = BrokenCollector(snapshot())
+    async with running(collector=broken, refresh=0.05, wait=False) as (app, pilot):
         for _ in range(100):
             await pilot.pause(0.05)
             if app.failure:
@@ -291,9 +290,7 @@ async def test_failing_collector_banner_not_crash() -> None:
 
 async def test_space_pauses_a_live_source_and_r_refreshes() -> None:
     collector = FixedCollector(snapshot())
-    app = QuotatopApp(collector, refresh=0.05, clock=frozen_clock)
-    async with app.run_test() as pilot:
-        await loaded(pilot)
+    async with running(collector=collector, refresh=0.05, size=None) as (app, pilot):
         await pilot.press("space")
         await pilot.pause(0.1)
         held = collector.calls
@@ -322,9 +319,7 @@ async def test_core_predictions_replace_source_estimates(monkeypatch: pytest.Mon
                  "binding": "exp at its guarantee until 1006 ends", "preemptions": []}]
 
     monkeypatch.setattr(scheduler_core, "predict", predict, raising=False)
-    app = make_app()
-    async with app.run_test(size=(120, 30)) as pilot:
-        await loaded(pilot)
+    async with running(size=(120, 30)) as (app, pilot):
         await pilot.press("5")
         await pilot.pause()
         text = screen_text(app)
@@ -338,9 +333,7 @@ async def test_real_core_predictions_on_the_fixture() -> None:
 
     if not hasattr(scheduler_core, "predict"):
         pytest.skip("this build of the core has no predict")
-    app = make_app()
-    async with app.run_test(size=(120, 30)) as pilot:
-        await loaded(pilot)
+    async with running(size=(120, 30)) as (app, pilot):
         await pilot.press("5")
         for _ in range(100):  # bounded: the core answers in its own worker after the frame
             await pilot.pause(0.02)
@@ -366,9 +359,7 @@ async def test_failing_core_prediction_is_a_note(monkeypatch: pytest.MonkeyPatch
         raise ValueError("bad snapshot")
 
     monkeypatch.setattr(scheduler_core, "predict", predict, raising=False)
-    app = make_app()
-    async with app.run_test(size=(120, 30)) as pilot:
-        await loaded(pilot)
+    async with running(size=(120, 30)) as (app, pilot):
         await pilot.press("5")
         await pilot.pause()
         assert "core prediction failed: bad snapshot" in screen_text(app)
@@ -385,9 +376,8 @@ async def test_nodes_grid_and_priority_list_are_windowed_past_their_old_caps() -
     pend = next(j for j in base.jobs if j.state == "pending")
     many_pending = [msgspec.structs.replace(pend, id=str(50_000 + i), priority=float(-i))
                     for i in range(5000)]
-    app = make_app(msgspec.structs.replace(base, nodes=many_nodes, jobs=many_pending))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await loaded(pilot)
+    big = msgspec.structs.replace(base, nodes=many_nodes, jobs=many_pending)
+    async with running(big) as (app, pilot):
         await pilot.press("6")
         await pilot.pause()
         await pilot.press("end")
@@ -402,3 +392,101 @@ async def test_nodes_grid_and_priority_list_are_windowed_past_their_old_caps() -
         plist = app.query_one(PendingList)
         assert len(plist.rows) == 5000  # every pending job, not the top 200
         assert "54999" in screen_text(app) and "5000" in plist.row_text(4999)
+
+
+def long_lists() -> Snapshot:
+    """The fixture with 400 more pending jobs: the job table and the pending list
+    get a vertical scrollbar, which must not push them into a sideways one."""
+    base = snapshot()
+    pend = next(j for j in base.jobs if j.state == "pending")
+    more = [msgspec.structs.replace(pend, id=str(60_000 + i), priority=float(i))
+            for i in range(400)]
+    return snapshot(jobs=[*base.jobs, *more])
+
+
+@pytest.mark.parametrize("lists", ["fixture", "long"])
+async def test_every_screen_fits_80x24_without_sideways_scroll(lists: str) -> None:
+    async with running(*([long_lists()] if lists == "long" else []), size=(80, 24)) as (app, pilot):
+        for i, vid in enumerate(VIEW_IDS, 1):
+            await pilot.press(str(i))
+            await pilot.pause()
+            tables = [w for w in app.view(vid).query(ScrollView)
+                      if not isinstance(w, Input) and w.display and w.size.width]
+            assert tables or vid == "timeline", f"{vid}: no table on screen"
+            for w in tables:
+                room = w.scrollable_content_region.width
+                assert w.virtual_size.width <= room <= 80, \
+                    f"{vid} #{w.id}: {w.virtual_size.width} cells wide in {room}"
+                assert w.max_scroll_x == 0, f"{vid} #{w.id} scrolls sideways"
+
+
+async def test_quota_at_80x24_shows_every_qos_and_what_it_dropped() -> None:
+    async with running(size=(80, 24)) as (app, pilot):
+        await pilot.press("2")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "scavenger  0" in text  # the last QoS row is on screen, not cut off
+        assert "max wall" in text.split("QoS limits")[0]  # the team table keeps MaxWall
+        assert "prod: share 60%" in text  # the dropped column, for the highlighted team
+        await pilot.press("down")
+        await pilot.pause()
+        assert "exp: share 30%" in screen_text(app)
+
+
+async def test_first_frame_is_painted_before_the_core_answers(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import scheduler_core
+
+    answer = threading.Event()
+    asked = threading.Event()
+
+    def predict(data: bytes) -> list[dict]:
+        asked.set()
+        answer.wait(10)  # bounded: a failed test must not hang the worker
+        return [{"job_id": "2002", "start": NOW + 600, "nodes": ["gpu04"],
+                 "binding": "exp at its guarantee until 1006 ends", "preemptions": []}]
+
+    monkeypatch.setattr(scheduler_core, "predict", predict, raising=False)
+    async with running(size=(120, 30)) as (app, pilot):
+        try:
+            await pilot.press("5")
+            await pilot.pause()
+            text = screen_text(app)
+            assert "17 of 17 jobs" in text and "core predicting" in text
+            for _ in range(100):
+                if asked.is_set():
+                    break
+                await pilot.pause(0.02)
+            assert asked.is_set() and not app.data.predictions.from_core  # type: ignore[union-attr]
+        finally:
+            answer.set()
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if app.data is not None and app.data.predictions.from_core:
+                break
+        await pilot.pause()
+        line = next(ln for ln in screen_text(app).splitlines() if ln.startswith("2002"))
+        assert "in 10m" in line and "exp at its guarantee" in line
+
+
+async def test_hidden_views_let_go_of_a_replaced_snapshot() -> None:
+    first, second = snapshot(), snapshot()
+    async with running(first, second) as (app, pilot):
+        for key in "5231":  # the queue and the priority list hold the first one's jobs
+            await pilot.press(key)
+            await pilot.pause()
+        app.refresh_now()
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if app.snapshot is second:
+                break
+        await pilot.pause()
+        gc.collect()
+        pending = next(j for j in first.jobs if j.state == "pending")
+        # Only the first snapshot holds its job list, and only that list the job
+        # (counted outside the asserts: pytest's rewriting keeps its own references).
+        refs = (sys.getrefcount(first.jobs), sys.getrefcount(pending))
+        assert refs == (2, 3)
+        await pilot.press("5")
+        await pilot.pause()
+        assert app.query_one(JobTable).jobs is second.jobs

@@ -65,3 +65,14 @@ def test_timeline_paused_demo(snap_compare) -> None:  # type: ignore[no-untyped-
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=ready)
+
+
+def test_quota_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """The narrowest supported terminal: the team table fits without a sideways
+    scroll (share dropped, named under it) and every QoS row shows."""
+    async def ready(pilot):  # type: ignore[no-untyped-def]
+        await loaded(pilot)
+        await pilot.press("2")
+        await pilot.pause(0.1)
+
+    assert snap_compare(fixture_app(), terminal_size=(80, 24), run_before=ready)

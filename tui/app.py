@@ -30,7 +30,7 @@ from tui.live_incidents import IncidentState, LiveIncidents
 from tui.live_recording import LiveRecording
 from tui.modals import HelpScreen, JobDetailScreen
 from tui.palette import QuotatopCommands
-from tui.predictions import Predictions, core_available, predict
+from tui.predictions import Predictions, core_available, predict_taken
 from tui.scenario_timeline import ScenarioTimeline
 from tui.theme_colors import assign_team_colors
 from tui.timeline_protocol import TimelineControl, timeline_of
@@ -98,6 +98,7 @@ class QuotatopApp(App[None]):
         self._predicting = False
         self._want_prediction: Snapshot | None = None
         self._dirty: set[str] = set()
+        self._retired: ViewData | None = None  # the data just replaced, freed after the paint
         self.recording = LiveRecording(record_dir, record_retention, clock=clock)
         self.live_incidents = incidents or LiveIncidents()
         self.incident_state = IncidentState()
@@ -182,14 +183,17 @@ class QuotatopApp(App[None]):
         if core_available() and not self._predicting and self._want_prediction is not None:
             self._predicting = True
             snap, self._want_prediction = self._want_prediction, None
-            self._predict(snap)
+            self._predict([snap])
 
+    # A worker keeps its arguments until it ends: the snapshot goes in a box that
+    # predict_taken empties once it is encoded, so a newer snapshot replacing it
+    # on screen frees it while the core computes (at 100k jobs, ~100 MB).
     @work(thread=True, group="predict", description="core predict")
-    def _predict(self, snap: Snapshot) -> None:
-        preds = predict(snap)
-        self.call_from_thread(self._predicted, snap, preds)
+    def _predict(self, box: list[Snapshot]) -> None:
+        preds = predict_taken(box)
+        self.call_from_thread(self._predicted, preds)
 
-    def _predicted(self, snap: Snapshot, preds: Predictions) -> None:
+    def _predicted(self, preds: Predictions) -> None:
         self._predicting = False
         if self.data is not None:
             # An answer for an older snapshot still holds for the jobs that are
@@ -251,11 +255,22 @@ class QuotatopApp(App[None]):
         # In a replay or a played scenario "now" is the frame's own time, so ages and
         # waits read as they did then, not as seen from today's wall clock.
         now = snap.taken_at if self.timeline is not None and snap.taken_at else self.clock()
+        # Freeing a 100k-job snapshot takes 30-50 ms: after the paint, not in it.
+        self._retired = self.data
+        self.call_after_refresh(self._drop_retired)
         self.data = ViewData(snap=snap, derived=derived, predictions=preds, now=now,
                              history=hist, incidents=self.incident_state)
         self._dirty = set(VIEW_IDS)
         self._paint_active()
         self._paint_header()
+        active = self.active_view
+        for vid in VIEW_IDS:
+            if vid != active:  # hidden: let go of the old snapshot's jobs until shown
+                with contextlib.suppress(NoMatches):
+                    self.view(vid).release()
+
+    def _drop_retired(self) -> None:
+        self._retired = None
 
     # painting --------------------------------------------------------------
     @property

@@ -8,7 +8,9 @@ pending reason. Views never import the core directly.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import inspect
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,33 +74,90 @@ def parse_entry(entry: Any) -> Prediction:
         origin=CORE)
 
 
-class CoreAnswers(Mapping[str, Prediction]):
-    """The core's entries by job id, in its order, converted on lookup: at 100k
-    pending jobs a converted copy of every entry would cost tens of MB, and the
-    views only look up the rows on screen."""
+class _Head(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    """The leading fields of the core's Prediction row: all an index needs."""
 
-    def __init__(self, raw: dict[str, Any]) -> None:
-        self._raw = raw
+    job_id: str
+    state: str
+    start: float | None
+
+
+HEAD_FIELDS = _Head.__struct_fields__
+_decode_head = msgspec.msgpack.Decoder(_Head).decode
+NO_START = float("nan")  # in CoreAnswers' start column: the core gave no start
+
+
+class CoreAnswers(Mapping[str, Prediction]):
+    """The core's entries by job id, in its order, converted on lookup.
+
+    From the core itself the entries are its msgpack rows, kept as the one bytes
+    object they crossed in (``PredictionBatch``): 100k decoded Predictions would
+    hold ~65 MB, the rows ~18 MB, and the views only ever show a screenful. The
+    index (job id → row) and the start column (for sorting by start) are built
+    once, in the predict worker, from each row's first fields."""
+
+    def __init__(self, entries: Sequence[Any], index: dict[str, int], starts: array[float]):
+        self._entries = entries
+        self._index = index
+        self._starts = starts
+
+    @classmethod
+    def from_entries(cls, entries: Sequence[Any]) -> CoreAnswers:
+        """Any list of entries (dicts or attribute objects), e.g. a test double's."""
+        kept, index, starts = [], {}, array("d")
+        for entry in entries:
+            job_id = job_id_of(entry)
+            if job_id is None:
+                continue
+            start = _field(entry, "start", "predicted_start", "start_time")
+            index[job_id] = len(kept)
+            kept.append(entry)
+            starts.append(NO_START if start is None else float(start))
+        return cls(kept, index, starts)
+
+    @classmethod
+    def from_rows(cls, rows: bytes, offsets: bytes) -> CoreAnswers:
+        """The core's rows (``predict_rows_msgpack``), decoded when looked up."""
+        import scheduler_core
+
+        batch = scheduler_core.PredictionBatch(rows, offsets)
+        fields = scheduler_core.Prediction.__struct_fields__
+        if fields[:len(HEAD_FIELDS)] != HEAD_FIELDS:  # another row layout: read it whole
+            return cls(batch, {p.job_id: k for k, p in enumerate(batch)},
+                       array("d", (NO_START if p.start is None else p.start for p in batch)))
+        buf, off = memoryview(rows), memoryview(offsets).cast("Q")
+        index: dict[str, int] = {}
+        starts = array("d", bytes(8 * len(batch)))
+        for k in range(len(batch)):
+            head = _decode_head(buf[off[k]:off[k + 1]])
+            index[head.job_id] = k
+            starts[k] = NO_START if head.start is None else head.start
+        return cls(batch, index, starts)
 
     def __getitem__(self, job_id: str) -> Prediction:
-        return parse_entry(self._raw[job_id])
+        return parse_entry(self._entries[self._index[job_id]])
 
     def get(self, job_id: str, default: Any = None) -> Any:  # type: ignore[override]
-        entry = self._raw.get(job_id)
-        return default if entry is None else parse_entry(entry)
+        k = self._index.get(job_id)
+        return default if k is None else parse_entry(self._entries[k])
 
     def start_of(self, job_id: str) -> float | None:
-        entry = self._raw[job_id]
-        # The core's Struct has .start: skip the generic lookup (sorting 100k rows).
-        start = getattr(entry, "start", None) if not isinstance(entry, Mapping) else \
-            _field(entry, "start", "predicted_start", "start_time")
-        return float(start) if start is not None else None
+        """Just the start, from the start column (sorting 100k rows decodes none)."""
+        start = self._starts[self._index[job_id]]
+        return None if start != start else start  # NaN: no start
+
+    def rank(self, job_id: str) -> int | None:
+        """The job's place in the core's order (the scheduler's order)."""
+        return self._index.get(job_id)
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self._index
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._raw)
+        return iter(self._index)
 
     def __len__(self) -> int:
-        return len(self._raw)
+        return len(self._index)
 
 
 def from_source(job: Job) -> Prediction:
@@ -139,7 +198,12 @@ class Predictions:
                 return self.by_id.start_of(job.id)
             except KeyError:
                 return job.estimated_start
-        return self.get(job).start
+        p = self.by_id.get(job.id)
+        return p.start if p is not None else job.estimated_start  # no Prediction built
+
+    def rank(self, job: Job) -> int | None:
+        """The job's place in the core's order, if the core answered for it."""
+        return self.by_id.rank(job.id) if isinstance(self.by_id, CoreAnswers) else None
 
 
 def core_available() -> bool:
@@ -147,23 +211,52 @@ def core_available() -> bool:
 
 
 def predict(snap: Snapshot) -> Predictions:
-    """Ask the core (when it has ``predict``); never raises — a failure is a note.
+    """Ask the core (when it has ``predict``); never raises — a failure is a note."""
+    return predict_taken([snap])
+
+
+def predict_taken(box: list[Snapshot]) -> Predictions:
+    """``predict`` on the snapshot in ``box``, which it empties and lets go of
+    once encoded: a newer snapshot may replace it on screen while the core
+    computes, and then it need not stay alive (100k jobs: ~100 MB).
 
     No size cutoff: the core releases the GIL while it computes, so even a
     minute-long answer at 100k pending jobs runs beside a responsive UI in its
     own worker (re-measure with ``bench/tui.py``)."""
     fn = core_predict()
+    snap = box.pop()
+    taken_at = snap.taken_at
     if fn is None:
         return Predictions()
     try:
-        result = fn(to_msgpack(snap))
+        data = to_msgpack(snap)
+        del snap
+        rows = _core_rows(fn, data)
+        if rows is not None:
+            del data  # the core is done with it: not held while the index is built
+            answers = CoreAnswers.from_rows(*rows)
+        else:
+            result = fn(data)
+            if isinstance(result, Mapping):
+                result = [dict(v, job_id=k) if isinstance(v, Mapping) else v
+                          for k, v in result.items()]
+            answers = CoreAnswers.from_entries(list(result or ()))
     except Exception as e:  # the core is optional here; its failure must not stop the view
-        return Predictions(error=f"core prediction failed: {e}", taken_at=snap.taken_at)
-    if isinstance(result, Mapping):
-        result = [dict(v, job_id=k) if isinstance(v, Mapping) else v for k, v in result.items()]
-    raw: dict[str, Any] = {}
-    for entry in result or ():
-        job_id = job_id_of(entry)
-        if job_id is not None:
-            raw[job_id] = entry
-    return Predictions(CoreAnswers(raw), taken_at=snap.taken_at)
+        return Predictions(error=f"core prediction failed: {e}", taken_at=taken_at)
+    return Predictions(answers, taken_at=taken_at)
+
+
+def _core_rows(fn: Any, data: bytes) -> tuple[bytes, bytes] | None:
+    """The core's own ``predict`` has a twin that leaves the answer as msgpack
+    rows; anything else in its place (a test double, an older build) is called
+    as it is."""
+    import scheduler_core
+
+    rows_fn = getattr(scheduler_core, "predict_rows_msgpack", None)
+    if rows_fn is None or getattr(fn, "__module__", None) != "scheduler_core" \
+            or not hasattr(scheduler_core, "PredictionBatch"):
+        return None
+    from scheduler_core.policy import encode_policy
+
+    horizon = inspect.signature(fn).parameters["horizon"].default  # predict's own default
+    return rows_fn(data, encode_policy(None), float(horizon))

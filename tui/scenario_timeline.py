@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collectors.model import Snapshot
 from collectors.scenario_source import ScenarioSource
-from tui.timeline_protocol import IncidentMark
+from collectors.timeline_base import IncidentMark, TimelineBase
 
 
-class ScenarioTimeline:
+class ScenarioTimeline(TimelineBase):
     def __init__(self, source: ScenarioSource) -> None:
         self.source = source
         self.name = source.name
@@ -27,27 +27,8 @@ class ScenarioTimeline:
     def position(self) -> int:
         return max(0, self.source.position)
 
-    @property
-    def paused(self) -> bool:
-        return self._paused
-
-    @property
-    def speed(self) -> float:
-        return self._speed
-
-    @property
-    def start_time(self) -> float:
-        return self.source.time_at(0)
-
-    @property
-    def end_time(self) -> float:
-        return self.source.time_at(max(0, self.frames - 1))
-
     def time_at(self, index: int) -> float:
         return self.source.time_at(index)
-
-    def pause(self) -> None:
-        self._paused = True
 
     def play(self) -> None:
         self._paused = False
@@ -63,8 +44,8 @@ class ScenarioTimeline:
         self._speed = max(1.0, speed)
 
     def incident_marks(self) -> list[IncidentMark]:
-        # The scenario's own detector run over the whole play, same fields.
-        return self.source.incident_marks()  # type: ignore[return-value]
+        # The scenario's own detector run over the whole play.
+        return self.source.incident_marks()
 
     def _goto(self, index: int) -> None:
         self.source.position = min(max(0, index), self.frames - 1)

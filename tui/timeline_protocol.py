@@ -9,17 +9,14 @@ frame at the new position. Paused, ``collect()`` returns the current frame.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+# Collectors never import the TUI: the mark is theirs, re-exported here.
+from collectors.timeline_base import IncidentMark
+
+__all__ = ["SPEEDS", "IncidentMark", "TimelineControl", "timeline_of"]
+
 SPEEDS = (1.0, 2.0, 5.0, 10.0, 50.0, 100.0, 1000.0)
-
-
-@dataclass(frozen=True)
-class IncidentMark:
-    at: float  # when it opened
-    title: str
-    severity: str = "warning"  # info | warning | critical
 
 
 @runtime_checkable

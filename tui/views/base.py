@@ -43,9 +43,22 @@ def no_guarantee(team: Team | None, snap: Snapshot) -> str:
 
 class View(Vertical):
     """A screen's content. ``show_data`` is called with fresh data when the view
-    is visible (or becomes visible); it must only paint, never compute much."""
+    is visible (or becomes visible); it must only paint, never compute much.
+
+    A view keeps no ViewData of its own: a hidden view holding one would keep a
+    replaced snapshot (100k jobs: ~100 MB) alive. ``repaint`` asks the app."""
 
     title = ""
 
     def show_data(self, data: ViewData) -> None:
         raise NotImplementedError
+
+    def repaint(self) -> None:
+        """Paint the app's current data again (after a resize: what fits changed)."""
+        data: ViewData | None = getattr(self.app, "data", None)
+        if data is not None and self.size.width:
+            self.show_data(data)
+
+    def release(self) -> None:
+        """Hidden while a newer snapshot arrived: drop references to the old
+        one's jobs (it is painted afresh when shown)."""

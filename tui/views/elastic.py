@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Static
 
 from tui.derive import TeamRow, reclaim_order
 from tui.format import DASH, duration, num
+from tui.table_fit import SCROLLBAR, Cell, Columns, Rows, fill_table, layout_width
 from tui.theme_colors import team_style
 from tui.views.base import View, ViewData, no_guarantee
 
@@ -44,12 +45,20 @@ def gauge(r: TeamRow, scale: float, width: int = GAUGE) -> Text:
     return t
 
 
+BORROWED_COLUMNS: Columns = [("team", "team"), ("borrows", "borrows"), ("from", "from"),
+                             ("lends_to", "lends to")]
+RECLAIM_COLUMNS: Columns = [("lender", "lender"), ("job", "job"), ("team", "team"),
+                            ("qos", "qos"), ("amount", "amount"), ("running", "running")]
+
+
 class ElasticView(View):
     title = "Elastic"
     DEFAULT_CSS = """
     ElasticView #gauges { height: auto; padding: 0 1 1 1; }
     ElasticView #tables { height: 1fr; }
     ElasticView #tables > Vertical { width: 1fr; }
+    ElasticView.stacked #tables { layout: vertical; }
+    ElasticView.stacked #tables > Vertical { height: 1fr; }
     ElasticView .caption { height: 1; padding: 0 1; text-style: bold; }
     ElasticView DataTable { height: 1fr; }
     """
@@ -64,14 +73,8 @@ class ElasticView(View):
                 yield Static("Reclaimed first if lenders ask back", classes="caption")
                 yield DataTable(id="reclaim", cursor_type="row")
 
-    def on_mount(self) -> None:
-        self.query_one("#borrowed", DataTable).add_columns("team", "borrows", "from", "lends to")
-        self.query_one("#reclaim", DataTable).add_columns("lender", "job", "team", "qos",
-                                                          "amount", "running")
-
     def show_data(self, data: ViewData) -> None:
         snap, d = data.snap, data.derived
-        unit = d.unit
         if not d.teams:
             self.query_one("#gauges", Static).update("no teams in this snapshot")
             return
@@ -92,30 +95,50 @@ class ElasticView(View):
             g.append(f"{r.name:<{name_w}} ", style=team_style(r.name))
             g.append_text(gauge(r, scale, width))
             g.append(suffix[r.name] + "\n")
+        g.rstrip()  # the CSS padding spaces it from the tables
         self.query_one("#gauges", Static).update(g)
-        bt = self.query_one("#borrowed", DataTable)
-        bt.clear()
-        for r in d.teams:
-            if r.guarantee is None:
-                bt.add_row(Text(r.name, style=team_style(r.name)), DASH,
-                           Text(no_guarantee(teams.get(r.name), snap), style="dim italic"), DASH,
-                           key=r.name)
-                continue
-            bt.add_row(Text(r.name, style=team_style(r.name)),
-                       num(r.borrowed) if r.borrowed else "0",
-                       ", ".join(f"{n} {num(v)}" for n, v in sorted(r.borrowed_from.items()))
-                       or DASH,
-                       ", ".join(f"{n} {num(v)}" for n, v in sorted(r.lent_to.items())) or DASH,
-                       key=r.name)
-        rt = self.query_one("#reclaim", DataTable)
-        rt.clear()
-        order = reclaim_order(snap, d.teams)
-        if not order:
-            rt.add_row(DASH, "nothing borrowed", "", "", "", "")
-        for lender, picks in sorted(order.items()):
-            for p in picks:
-                j = p.job
-                rt.add_row(Text(lender, style=team_style(lender)), j.id,
-                           Text(j.team, style=team_style(j.team)), j.qos,
-                           f"{num(p.amount)} {unit}",
-                           duration(data.now - j.start_time) if j.start_time else DASH)
+        borrowed = borrowed_layout(data)
+        reclaim = reclaim_layout(data)
+        # Side by side while both fit; one above the other on a narrow terminal.
+        half = (self.size.width or 80) // 2 - SCROLLBAR
+        self.set_class(layout_width(*borrowed) > half or layout_width(*reclaim) > half,
+                       "stacked")
+        fill_table(self.query_one("#borrowed", DataTable), *borrowed,
+                   [r.name for r in d.teams])
+        fill_table(self.query_one("#reclaim", DataTable), *reclaim)
+
+    def on_resize(self) -> None:
+        self.repaint()
+
+
+def borrowed_layout(data: ViewData) -> tuple[Columns, Rows]:
+    snap, d = data.snap, data.derived
+    teams = {t.name: t for t in snap.teams}
+    rows: list[list[Cell]] = []
+    for r in d.teams:
+        if r.guarantee is None:
+            rows.append([Text(r.name, style=team_style(r.name)), DASH,
+                         Text(no_guarantee(teams.get(r.name), snap), style="dim italic"), DASH])
+            continue
+        rows.append([Text(r.name, style=team_style(r.name)),
+                     num(r.borrowed) if r.borrowed else "0",
+                     ", ".join(f"{n} {num(v)}" for n, v in sorted(r.borrowed_from.items()))
+                     or DASH,
+                     ", ".join(f"{n} {num(v)}" for n, v in sorted(r.lent_to.items())) or DASH])
+    return BORROWED_COLUMNS, rows
+
+
+def reclaim_layout(data: ViewData) -> tuple[Columns, Rows]:
+    snap, d = data.snap, data.derived
+    order = reclaim_order(snap, d.teams)
+    rows: list[list[Cell]] = []
+    if not order:
+        rows.append([DASH, "nothing borrowed", "", "", "", ""])
+    for lender, picks in sorted(order.items()):
+        for p in picks:
+            j = p.job
+            rows.append([Text(lender, style=team_style(lender)), j.id,
+                         Text(j.team, style=team_style(j.team)), j.qos,
+                         f"{num(p.amount)} {d.unit}",
+                         duration(data.now - j.start_time) if j.start_time else DASH])
+    return RECLAIM_COLUMNS, rows

@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Static
 
 from quotatop.incidents import Incident
 from tui.format import DASH, duration
+from tui.table_fit import SCROLLBAR, Cell, Columns, Rows, fill_table, fit_layout
 from tui.views.base import View, ViewData
 
 KIND_WORDS = {"queue_storm": "queue storm", "starvation": "starvation",
@@ -42,6 +43,32 @@ def incident_line(inc: Incident, now: float) -> Text:
     return t
 
 
+INCIDENT_COLUMNS = (("state", ""), ("kind", "kind"), ("since", "since"), ("for", "for"),
+                    ("teams", "teams"), ("jobs", "jobs"), ("summary", "summary"),
+                    ("remedy", "suggested remedy"))
+# The summary and the remedy are clipped first, then the remedy goes, then the
+# job ids. The highlighted incident shows all of them in full below the table.
+INCIDENT_SHRINK = ("no_remedy", "no_jobs")
+
+
+def incident_layout(rows: list[Incident], now: float, steps: frozenset[str]
+                    ) -> tuple[Columns, Rows]:
+    cols = [(k, title) for k, title in INCIDENT_COLUMNS if f"no_{k}" not in steps]
+    out = []
+    for inc in rows:
+        is_open = inc.closed_at is None
+        style = SEVERITY_STYLE.get(inc.severity, "") if is_open else "dim"
+        span = (inc.closed_at if inc.closed_at is not None else now) - inc.opened_at
+        cells: dict[str, Cell] = {
+            "state": Text("open" if is_open else "closed", style=style),
+            "kind": Text(kind_words(inc.kind), style="bold" if is_open else "dim"),
+            "since": duration(now - inc.opened_at) + " ago", "for": duration(span),
+            "teams": ",".join(inc.teams) or DASH, "jobs": jobs_text(inc.jobs),
+            "summary": inc.summary or DASH, "remedy": inc.suggestion or DASH}
+        out.append([cells[k] for k, _ in cols])
+    return cols, out
+
+
 class IncidentsView(View):
     title = "Incidents"
     DEFAULT_CSS = """
@@ -57,10 +84,11 @@ class IncidentsView(View):
         yield Static(id="inc-detail")
 
     def on_mount(self) -> None:
-        self.query_one("#inc-table", DataTable).add_columns(
-            "", "kind", "since", "for", "teams", "jobs", "summary", "suggested remedy")
         self._rows: list[Incident] = []
         self._now = 0.0
+
+    def on_resize(self) -> None:
+        self.repaint()
 
     def show_data(self, data: ViewData) -> None:
         state = data.incidents
@@ -69,16 +97,10 @@ class IncidentsView(View):
         rows = [*state.open, *reversed(state.closed)]
         self._rows = rows
         table = self.query_one("#inc-table", DataTable)
-        table.clear()
-        for inc in rows:
-            is_open = inc.closed_at is None
-            style = SEVERITY_STYLE.get(inc.severity, "") if is_open else "dim"
-            span = (inc.closed_at if inc.closed_at is not None else now) - inc.opened_at
-            table.add_row(Text("open" if is_open else "closed", style=style),
-                          Text(kind_words(inc.kind), style="bold" if is_open else "dim"),
-                          duration(now - inc.opened_at) + " ago", duration(span),
-                          ",".join(inc.teams) or DASH, jobs_text(inc.jobs),
-                          inc.summary or DASH, inc.suggestion or DASH)
+        cols, cells, _ = fit_layout(lambda steps: incident_layout(rows, now, steps),
+                                    INCIDENT_SHRINK, (self.size.width or 80) - SCROLLBAR,
+                                    flex=("summary", "remedy"))
+        fill_table(table, cols, cells)
         parts = [f"{len(state.open)} open", f"{len(state.closed)} closed this session",
                  "detectors: queue storm · starvation · over-commit · fragmentation · deadlock"]
         if state.error:

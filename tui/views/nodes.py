@@ -95,7 +95,6 @@ class NodesView(View):
         yield NodeGrid(id="grid")
 
     def show_data(self, data: ViewData) -> None:
-        self._data = data
         snap, unit = data.snap, data.derived.unit
         if not snap.nodes:
             self.query_one("#node-summary", Static).update(
@@ -107,6 +106,4 @@ class NodesView(View):
         self.query_one(NodeGrid).set_nodes(node_cells(snap, unit), width)
 
     def on_resize(self) -> None:
-        data = getattr(self, "_data", None)
-        if data is not None:
-            self.show_data(data)
+        self.repaint()

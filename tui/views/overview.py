@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Static
 
 from tui.derive import ClusterMeter
 from tui.format import DASH, clock_time, duration, num, pct, sparkline
+from tui.table_fit import Columns, Rows, fill_table, fit_layout
 from tui.theme_colors import team_style
 from tui.views.base import View, ViewData, no_guarantee
 from tui.views.incidents import incident_line
@@ -20,7 +21,6 @@ COLUMNS = (("team", "team"), ("guarantee", "guarantee"), ("max", "max"), ("used"
            ("pending", "pend"), ("queued", "queued"), ("util", "util"), ("trend", "trend"))
 TREND_WIDTH = 10
 NARROW_TREND = 6
-CELL_PAD = 2  # DataTable's cell padding, both sides
 # What a narrow terminal gives up first, in order: merge the job counts, a
 # shorter sparkline, the lent-to names (the borrower's row names the lender
 # too), then the sparkline, then queued demand. Team, quota, used and util stay.
@@ -119,24 +119,9 @@ def team_cells(data: ViewData, steps: frozenset[str]) -> tuple[list[tuple[str, s
     return cols, rows
 
 
-def layout_width(cols: list[tuple[str, str]], rows: list[list[Text]]) -> int:
-    widths = [len(label) for _, label in cols]
-    for row in rows:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], cell.cell_len)
-    return sum(w + CELL_PAD for w in widths)
-
-
-def fit_team_table(data: ViewData, width: int) -> tuple[list[tuple[str, str]],
-                                                        list[list[Text]]]:
+def fit_team_table(data: ViewData, width: int) -> tuple[Columns, Rows]:
     """The widest layout that fits ``width`` cells, shrinking in SHRINK_STEPS order."""
-    steps: set[str] = set()
-    cols, rows = team_cells(data, frozenset(steps))
-    for step in SHRINK_STEPS:
-        if layout_width(cols, rows) <= width:
-            break
-        steps.add(step)
-        cols, rows = team_cells(data, frozenset(steps))
+    cols, rows, _ = fit_layout(lambda steps: team_cells(data, steps), SHRINK_STEPS, width)
     return cols, rows
 
 
@@ -157,29 +142,14 @@ class OverviewView(View):
             yield Static(id="incidents")
             yield Static(id="freshness")
 
-    def on_mount(self) -> None:
-        self._columns: list[tuple[str, str]] = []
-        self._data: ViewData | None = None
-
     def on_resize(self) -> None:
-        if self._data is not None:
-            self.show_data(self._data)
+        self.repaint()
 
     def show_data(self, data: ViewData) -> None:
-        self._data = data
         snap, d = data.snap, data.derived
         self.query_one("#meter", Static).update(meter_text(d.meter, d.unit))
-        table = self.query_one("#teams", DataTable)
         cols, rows = fit_team_table(data, max(40, (self.size.width or 80) - 1))
-        if cols != self._columns:
-            table.clear(columns=True)
-            for key, label in cols:
-                table.add_column(label, key=key)
-            self._columns = cols
-        else:
-            table.clear()
-        for r, cells in zip(d.teams, rows, strict=True):
-            table.add_row(*cells, key=r.name)
+        fill_table(self.query_one("#teams", DataTable), cols, rows, [r.name for r in d.teams])
         inc = Text("Open incidents\n", style="bold")
         live = data.incidents.open
         carried = carried_incidents(snap)

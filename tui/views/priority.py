@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Static
 from collectors.model import Job, PriorityFactors, Snapshot
 from tui.derive import pending_in_order, preemption_victims, preemptor
 from tui.format import DASH, duration, num
+from tui.table_fit import Cell, Columns, Rows, fill_table, layout_width
 from tui.theme_colors import team_style
 from tui.views.base import View, ViewData
 from tui.widgets.pending_list import PendingList, team_cell
@@ -65,6 +66,26 @@ def fairshare_rows(snap: Snapshot) -> list[tuple[int, str]]:
     return out
 
 
+FAIRSHARE_COLUMNS: Columns = [("account", "account"), ("shares", "shares"), ("norm", "norm"),
+                              ("usage", "usage"), ("level_fs", "LevelFS"), ("factor", "F")]
+
+
+def fairshare_layout(snap: Snapshot) -> tuple[Columns, Rows]:
+    teams = {t.name: t for t in snap.teams}
+    rows: list[list[Cell]] = []
+    for depth, name in fairshare_rows(snap):
+        t = teams[name]
+        f = t.fairshare
+        rows.append([Text("  " * depth + name, style=team_style(name)),
+                     num(f.raw_shares if f and f.raw_shares is not None else t.shares),
+                     f"{f.norm_shares:.2f}" if f and f.norm_shares is not None else DASH,
+                     f"{f.effective_usage:.2f}" if f and f.effective_usage is not None
+                     else DASH,
+                     f"{f.level_fs:.2f}" if f and f.level_fs is not None else DASH,
+                     f"{f.factor:.2f}" if f and f.factor is not None else DASH])
+    return FAIRSHARE_COLUMNS, rows
+
+
 class PriorityView(View):
     title = "Priority"
     DEFAULT_CSS = """
@@ -86,42 +107,34 @@ class PriorityView(View):
                 yield DataTable(id="fairshare", cursor_type="row")
             yield Static(id="preempt")
 
-    def on_mount(self) -> None:
-        self.query_one("#fairshare", DataTable).add_columns(
-            "account", "shares", "norm", "usage", "LevelFS", "F")
-
     def show_data(self, data: ViewData) -> None:
         snap = data.snap
         order = pending_in_order(snap)
-        if data.predictions.from_core:  # the core's order is the scheduler's order
-            rank = {jid: i for i, jid in enumerate(data.predictions.by_id)}
-            order.sort(key=lambda j: rank.get(j.id, len(rank)))
-        top = max((sum(factor_values(j.factors)) for j in order), default=0.0)
         preds, now = data.predictions, data.now
+        if preds.from_core:  # the core's order is the scheduler's order
+            last = len(preds.by_id)
+            order.sort(key=lambda j: last if (r := preds.rank(j)) is None else r)
+        top = max((sum(factor_values(j.factors)) for j in order), default=0.0)
+        plist = self.query_one(PendingList)
 
         def cells(i: int, j: Job) -> list[Text]:  # formatted only for rows on screen
             factors = preds.get(j).factors
             values = ([float(factors.get(k, 0.0)) for k, _, _ in FACTORS] if factors
                       else factor_values(j.factors))
             return [Text(str(i + 1)), Text(j.id), team_cell(j.team), Text(j.qos),
-                    Text(num(j.priority)), factor_bar(values, top),
+                    Text(num(j.priority)), factor_bar(values, top, plist.bar_width),
                     Text(duration(now - j.submit_time) if j.submit_time else DASH)]
 
-        self.query_one(PendingList).set_rows(order, cells)
-        fs = self.query_one("#fairshare", DataTable)
-        fs.clear()
-        teams = {t.name: t for t in snap.teams}
-        for depth, name in fairshare_rows(snap):
-            t = teams[name]
-            f = t.fairshare
-            fs.add_row(Text("  " * depth + name, style=team_style(name)),
-                       num(f.raw_shares if f and f.raw_shares is not None else t.shares),
-                       f"{f.norm_shares:.2f}" if f and f.norm_shares is not None else DASH,
-                       f"{f.effective_usage:.2f}" if f and f.effective_usage is not None
-                       else DASH,
-                       f"{f.level_fs:.2f}" if f and f.level_fs is not None else DASH,
-                       f"{f.factor:.2f}" if f and f.factor is not None else DASH, key=name)
+        plist.set_rows(order, cells)
+        cols, rows = fairshare_layout(snap)
+        # The tree keeps its natural width; the preemption text beside it wraps.
+        self.query_one("#fairshare-box").styles.min_width = layout_width(cols, rows)
+        fill_table(self.query_one("#fairshare", DataTable), cols, rows,
+                   [name for _, name in fairshare_rows(snap)])
         self.query_one("#preempt", Static).update(self._preempt_text(snap, data))
+
+    def release(self) -> None:
+        self.query_one(PendingList).release()
 
     def _preempt_text(self, snap: Snapshot, data: ViewData) -> Text:
         t = Text("Preemption\n", style="bold")

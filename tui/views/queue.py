@@ -32,6 +32,9 @@ class QueueView(View):
                                                     predictions=data.predictions))
         self._status(data)
 
+    def release(self) -> None:
+        self.query_one(JobTable).release()
+
     def _status(self, data: ViewData | None = None) -> None:
         table = self.query_one(JobTable)
         preds = table.context.predictions

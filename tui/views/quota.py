@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Static
 
 from collectors.model import Resources
 from tui.format import DASH, duration, num
+from tui.table_fit import SCROLLBAR, Cell, Columns, Rows, fill_table, fit_layout, plain
 from tui.theme_colors import team_color
 from tui.views.base import View, ViewData, no_guarantee
 
@@ -48,12 +49,70 @@ def split_bar(parts: list[tuple[str, float]], capacity: float, width: int = BAR)
     return t
 
 
+# (key, title, short title). A narrow terminal gives up, in order: the longer
+# titles, the share (the split bar above shows it too), MaxWall, lendable, the
+# per-user limit; the highlighted team's dropped values show under the table.
+QUOTA_COLUMNS = (("team", "team", "team"), ("guarantee", "quota (guarantee)", "guarantee"),
+                 ("max", "max", "max"), ("lendable", "lendable", "lendable"),
+                 ("share", "share", "share"), ("per_job", "per-job limit", "per job"),
+                 ("per_user", "per-user", "per user"), ("max_wall", "max wall", "max wall"))
+QUOTA_SHRINK = ("short_titles", "no_share", "no_max_wall", "no_lendable", "no_per_user")
+QOS_COLUMNS = (("qos", "qos"), ("priority", "priority"), ("per_job", "per job"),
+               ("per_user", "per user"), ("group", "group"), ("max_wall", "max wall"),
+               ("preempts", "preempts"))
+QOS_SHRINK = ("no_group",)
+
+
+def quota_cells(data: ViewData) -> dict[str, dict[str, Cell]]:
+    """Per team: every column's cell, whatever the layout shows."""
+    snap, d = data.snap, data.derived
+    unit, cap = d.unit, d.capacity
+    teams = {t.name: t for t in snap.teams}
+    out: dict[str, dict[str, Cell]] = {}
+    for r in d.teams:
+        t = teams[r.name]
+        out[r.name] = {
+            "team": Text(r.name, style=team_color(r.name)),
+            "guarantee": (Text(num(r.guarantee)) if r.guarantee is not None
+                          else Text(no_guarantee(t, snap), style="italic dim")),
+            "max": num(r.max),
+            "lendable": (_res(t.lendable, unit) if t.lendable is not None else
+                         ("all unused" if r.guarantee is not None else DASH)),
+            "share": f"{(r.quota or 0) / cap:.0%}" if cap and r.quota else DASH,
+            "per_job": _res(t.per_job_limit, unit), "per_user": _res(t.per_user_limit, unit),
+            "max_wall": duration(t.max_wall) if t.max_wall else DASH,
+        }
+    return out
+
+
+def quota_layout(cells: dict[str, dict[str, Cell]], steps: frozenset[str]
+                 ) -> tuple[Columns, Rows]:
+    cols = [(key, short if "short_titles" in steps else title)
+            for key, title, short in QUOTA_COLUMNS if f"no_{key}" not in steps]
+    return cols, [[row[k] for k, _ in cols] for row in cells.values()]
+
+
+def qos_layout(data: ViewData, steps: frozenset[str]) -> tuple[Columns, Rows]:
+    unit = data.derived.unit
+    cols = [(k, title) for k, title in QOS_COLUMNS if f"no_{k}" not in steps]
+    rows = []
+    for q in sorted(data.snap.qos, key=lambda q: -q.priority):
+        cells: dict[str, Cell] = {
+            "qos": q.name, "priority": str(q.priority), "per_job": _res(q.max_tres_per_job, unit),
+            "per_user": _res(q.max_tres_per_user, unit), "group": _res(q.grp_tres, unit),
+            "max_wall": duration(q.max_wall) if q.max_wall else DASH,
+            "preempts": ",".join(q.preempts) or DASH}
+        rows.append([cells[k] for k, _ in cols])
+    return cols, rows
+
+
 class QuotaView(View):
     title = "Quota"
     DEFAULT_CSS = """
     QuotaView #warning { height: auto; padding: 0 1; color: $error; text-style: bold; }
     QuotaView #split { height: auto; padding: 0 1 1 1; }
-    QuotaView DataTable { height: auto; max-height: 1fr; margin-bottom: 1; }
+    QuotaView DataTable { height: auto; max-height: 1fr; }
+    QuotaView #quota-detail { height: 1; padding: 0 1; color: $text-muted; }
     QuotaView .caption { padding: 0 1; color: $text-muted; height: 1; }
     """
 
@@ -62,15 +121,16 @@ class QuotaView(View):
         yield Static(id="split")
         yield Static("Quota is a team's total; a limit caps one job or user.", classes="caption")
         yield DataTable(id="quota-table", cursor_type="row", zebra_stripes=True)
+        yield Static(id="quota-detail")
         yield Static("QoS limits (per job / per user / wall)", classes="caption")
         yield DataTable(id="qos-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        self.query_one("#quota-table", DataTable).add_columns(
-            "team", "quota (guarantee)", "max", "lendable", "share", "per-job limit",
-            "per-user", "max wall")
-        self.query_one("#qos-table", DataTable).add_columns(
-            "qos", "priority", "per job", "per user", "group", "max wall", "preempts")
+        self._cells: dict[str, dict[str, Cell]] = {}
+        self._dropped: list[tuple[str, str]] = []
+
+    def on_resize(self) -> None:
+        self.repaint()
 
     def show_data(self, data: ViewData) -> None:
         snap, d = data.snap, data.derived
@@ -80,8 +140,7 @@ class QuotaView(View):
         if d.overcommit and cap is not None:
             warn.update(f"⚠ over-committed: quotas add up to {num(d.guarantee_sum)} {unit} "
                         f"but the cluster has {num(cap)} — guarantees cannot all be honoured")
-        else:
-            warn.update("")
+        warn.display = bool(d.overcommit and cap is not None)  # no blank line at 24 rows
         split = Text()
         teams = {t.name: t for t in snap.teams}
         if cap:
@@ -110,23 +169,31 @@ class QuotaView(View):
             split.append("no node inventory: capacity unknown", style="dim")
         self.query_one("#split", Static).update(split)
 
-        teams = {t.name: t for t in snap.teams}
+        room = (self.size.width or 80) - SCROLLBAR
+        self._cells = quota_cells(data)
+        cols, rows, _ = fit_layout(lambda steps: quota_layout(self._cells, steps),
+                                   QUOTA_SHRINK, room)
+        shown = {k for k, _ in cols}
+        self._dropped = [(k, title) for k, title, _ in QUOTA_COLUMNS if k not in shown]
         qt = self.query_one("#quota-table", DataTable)
-        qt.clear()
-        for r in d.teams:
-            t = teams[r.name]
-            g = (Text(num(r.guarantee)) if r.guarantee is not None
-                 else Text(no_guarantee(t, snap), style="italic dim"))
-            share = f"{(r.quota or 0) / cap:.0%}" if cap and r.quota else DASH
-            qt.add_row(Text(r.name, style=team_color(r.name)), g, num(r.max),
-                       _res(t.lendable, unit) if t.lendable is not None else
-                       ("all unused" if r.guarantee is not None else DASH),
-                       share, _res(t.per_job_limit, unit), _res(t.per_user_limit, unit),
-                       duration(t.max_wall) if t.max_wall else DASH, key=r.name)
-        qos = self.query_one("#qos-table", DataTable)
-        qos.clear()
-        for q in sorted(snap.qos, key=lambda q: -q.priority):
-            qos.add_row(q.name, str(q.priority), _res(q.max_tres_per_job, unit),
-                        _res(q.max_tres_per_user, unit), _res(q.grp_tres, unit),
-                        duration(q.max_wall) if q.max_wall else DASH,
-                        ",".join(q.preempts) or DASH, key=q.name)
+        fill_table(qt, cols, rows, list(self._cells))
+        self._detail(qt.cursor_row)
+        cols, rows, _ = fit_layout(lambda steps: qos_layout(data, steps), QOS_SHRINK, room,
+                                   flex=("preempts",))
+        fill_table(self.query_one("#qos-table", DataTable), cols, rows,
+                   [q.name for q in sorted(snap.qos, key=lambda q: -q.priority)])
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "quota-table":
+            self._detail(event.cursor_row)
+
+    def _detail(self, row: int) -> None:
+        """The highlighted team's values that the table dropped to fit the width."""
+        t = Text()
+        names = list(self._cells)
+        if self._dropped and 0 <= row < len(names):
+            cells = self._cells[names[row]]
+            t.append(names[row], style=team_color(names[row]))
+            t.append(": " + " · ".join(f"{title} {plain(cells[k])}"
+                                        for k, title in self._dropped))
+        self.query_one("#quota-detail", Static).update(t)

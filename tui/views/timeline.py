@@ -10,6 +10,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Static
 
+from tui.live_incidents import IncidentState
 from tui.timeline_protocol import SPEEDS, IncidentMark, TimelineControl
 from tui.views.base import View, ViewData
 
@@ -76,15 +77,15 @@ class TimelineView(View):
         self.paint()
 
     def show_data(self, data: ViewData) -> None:
-        self._data = data
+        self._incidents = data.incidents
         self.paint()
 
     def _live_marks(self) -> list[IncidentMark]:
         """Incidents this session's live detection opened (open or closed since)."""
-        data: ViewData | None = getattr(self, "_data", None)
-        if data is None:
+        incidents: IncidentState | None = getattr(self, "_incidents", None)
+        if incidents is None:
             return []
-        seen = [*data.incidents.closed, *data.incidents.open]
+        seen = [*incidents.closed, *incidents.open]
         return [IncidentMark(at=i.opened_at, title=f"{i.kind}: {i.summary}",
                              severity=i.severity) for i in sorted(seen, key=lambda i: i.opened_at)]
 

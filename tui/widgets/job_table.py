@@ -8,7 +8,7 @@ visible line in ``render_line``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from rich.segment import Segment
@@ -17,8 +17,6 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
-from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from collectors.model import PENDING, RUNNING, Job
@@ -26,6 +24,7 @@ from tui.filtering import JobFilter
 from tui.format import DASH, duration, num, until
 from tui.predictions import Predictions
 from tui.theme_colors import team_style
+from tui.widgets.cursor import CURSOR_BINDINGS, CursorList
 
 
 @dataclass(frozen=True)
@@ -97,6 +96,25 @@ COLUMNS: tuple[Column, ...] = (
     Column("where", "NODES", 12, _where_text, lambda j, c: _where_text(j, c)),
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
+# What a narrow terminal gives up, in order, before the pending reason gets less
+# than REASON_MIN cells: NODES, then N (Enter shows both in the job's detail).
+# The reason takes what the other columns leave, up to its full width.
+NARROW_DROP = ("where", "nodes_req")
+REASON_MIN = 30
+
+
+def fit_columns(width: int) -> tuple[Column, ...]:
+    """The columns of a table ``width`` cells wide (each column plus one space)."""
+    cols = list(COLUMNS)
+    for key in (None, *NARROW_DROP):
+        if key is not None:
+            cols = [c for c in cols if c.key != key]
+        room = width - sum(c.width + 1 for c in cols if c.key != "reason") - 1
+        if room >= REASON_MIN:
+            break
+    full = next(c for c in COLUMNS if c.key == "reason").width
+    reason = min(full, max(room, len("PENDING REASON")))
+    return tuple(replace(c, width=reason) if c.key == "reason" else c for c in cols)
 
 
 def _fit(text: str, width: int, right: bool) -> str:
@@ -105,16 +123,11 @@ def _fit(text: str, width: int, right: bool) -> str:
     return text.rjust(width) if right else text.ljust(width)
 
 
-class JobTable(ScrollView, can_focus=True):
+class JobTable(CursorList):
     """Every job; cursor, sort and filter; Enter posts ``JobTable.Opened``."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor(-1)", "Up", show=False),
-        Binding("down,j", "cursor(1)", "Down", show=False),
-        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
-        Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False),
-        Binding("home,g", "edge(0)", "First", show=False),
-        Binding("end,G", "edge(1)", "Last", show=False),
+        *CURSOR_BINDINGS,
         Binding("left,h", "scroll_columns(-8)", "Left", show=False),
         Binding("right,l", "scroll_columns(8)", "Right", show=False),
         Binding("enter", "open", "Detail"),
@@ -133,8 +146,6 @@ class JobTable(ScrollView, can_focus=True):
     JobTable > .jobtable--dim { color: $text-muted; }
     """
 
-    cursor: reactive[int] = reactive(0)
-
     class Opened(Message):
         def __init__(self, job: Job) -> None:
             super().__init__()
@@ -151,14 +162,37 @@ class JobTable(ScrollView, can_focus=True):
         self.filter = JobFilter("")
         self.sort_key: str | None = None
         self.sort_reverse = False
+        self.columns: tuple[Column, ...] = COLUMNS
+        self._released_at: str | None = None
         self._width = sum(c.width + 1 for c in COLUMNS)
+
+    def on_resize(self) -> None:
+        # Room for a vertical scrollbar is kept whether it shows or not: the
+        # columns must not change when a filter shortens the list.
+        width = self.size.width - self.styles.scrollbar_size_vertical
+        columns = fit_columns(width)
+        if columns != self.columns:
+            self.columns = columns
+            self._width = sum(c.width + 1 for c in columns)
+            self.virtual_size = Size(self._width, len(self.rows) + 1)
+            self.refresh()
 
     # data ------------------------------------------------------------------
     def set_jobs(self, jobs: list[Job], context: TableContext) -> None:
         keep = self.current_job()
         self.jobs = jobs
         self.context = context
-        self._reorder(keep.id if keep else None)
+        self._reorder(keep.id if keep else self._released_at)
+        self._released_at = None
+
+    def release(self) -> None:
+        """Drop the jobs (hidden, a newer snapshot arrived); the cursor comes back
+        to the same job when ``set_jobs`` paints the new ones."""
+        keep = self.current_job()
+        self._released_at = keep.id if keep else None
+        self.jobs, self.rows = [], []
+        self.context = TableContext(now=self.context.now, unit=self.context.unit,
+                                    predictions=Predictions())
 
     def set_filter(self, query: str) -> None:
         self.filter = JobFilter(query)
@@ -177,9 +211,7 @@ class JobTable(ScrollView, can_focus=True):
             col = next(c for c in COLUMNS if c.key == self.sort_key)
             ctx = self.context
             rows = sorted(rows, key=lambda j: col.sort(j, ctx), reverse=self.sort_reverse)
-        elif rows is self.jobs:
-            rows = list(rows)
-        self.rows = rows
+        self.rows = rows  # may be the snapshot's own list: never changed in place
         self.virtual_size = Size(self._width, len(rows) + 1)
         if keep_id is not None:
             at = self.cursor
@@ -209,7 +241,7 @@ class JobTable(ScrollView, can_focus=True):
     def _header(self) -> Strip:
         style = self.get_component_rich_style("jobtable--header")
         segs = []
-        for c in COLUMNS:
+        for c in self.columns:
             title = c.title
             if c.key == "amount":
                 title = self.context.unit.upper()[:4]
@@ -231,7 +263,7 @@ class JobTable(ScrollView, can_focus=True):
         pending = self.get_component_rich_style("jobtable--pending", partial=True)
         dim = self.get_component_rich_style("jobtable--dim", partial=True)
         segs = []
-        for c in COLUMNS:
+        for c in self.columns:
             style = base
             if c.key == "team":
                 style = base + team_style(job.team)
@@ -242,30 +274,10 @@ class JobTable(ScrollView, can_focus=True):
             segs.append(Segment(_fit(c.text(job, ctx), c.width, c.right) + " ", style))
         return Strip(segs)
 
-    def watch_cursor(self, old: int, new: int) -> None:
-        self._scroll_to_cursor()
-        self.refresh()
-
-    def _scroll_to_cursor(self) -> None:
-        visible = max(1, self.scrollable_content_region.height - 1)  # minus the header
-        top = int(self.scroll_offset.y)
-        if self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
-        elif self.cursor >= top + visible:
-            self.scroll_to(y=self.cursor - visible + 1, animate=False, immediate=True)
+    def row_count(self) -> int:
+        return len(self.rows)
 
     # actions ---------------------------------------------------------------
-    def action_cursor(self, delta: int) -> None:
-        if self.rows:
-            self.cursor = min(max(0, self.cursor + delta), len(self.rows) - 1)
-
-    def action_page(self, direction: int) -> None:
-        self.action_cursor(direction * max(1, self.scrollable_content_region.height - 2))
-
-    def action_edge(self, end: int) -> None:
-        if self.rows:
-            self.cursor = len(self.rows) - 1 if end else 0
-
     def action_scroll_columns(self, delta: int) -> None:
         self.scroll_to(x=max(0, self.scroll_offset.x + delta), animate=False)
 
@@ -289,7 +301,7 @@ class JobTable(ScrollView, can_focus=True):
             return
         if offset.y == 0:
             x = offset.x + int(self.scroll_offset.x)
-            for c in COLUMNS:
+            for c in self.columns:
                 if x < c.width + 1:
                     same = self.sort_key == c.key
                     self.sort_by(c.key, not self.sort_reverse if same else False)

@@ -8,12 +8,13 @@ from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui.theme_colors import team_color
+from tui.widgets.cursor import CURSOR_BINDINGS
 
 FREE, STRANDED, UNKNOWN = "·", "✕", "?"
 GAP = 3
@@ -23,14 +24,8 @@ NodeCell = tuple[str, str, bool, bool, int, int, list[tuple[str, str, int]]]
 
 
 class NodeGrid(ScrollView, can_focus=True):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "scroll_lines(-1)", "Up", show=False),
-        Binding("down,j", "scroll_lines(1)", "Down", show=False),
-        Binding("pageup,ctrl+b", "scroll_pages(-1)", "Page up", show=False),
-        Binding("pagedown,ctrl+f", "scroll_pages(1)", "Page down", show=False),
-        Binding("home,g", "scroll_home", "First", show=False),
-        Binding("end,G", "scroll_end", "Last", show=False),
-    ]
+    # No row cursor: the same keys scroll the grid's lines.
+    BINDINGS: ClassVar[list[BindingType]] = CURSOR_BINDINGS
     DEFAULT_CSS = "NodeGrid { height: 1fr; padding: 0 1; }"
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -85,8 +80,14 @@ class NodeGrid(ScrollView, can_focus=True):
                 for text, style in self.text_line(scroll_y + y)]
         return Strip(segs).crop(scroll_x, scroll_x + width).extend_cell_length(width, base)
 
-    def action_scroll_lines(self, n: int) -> None:
+    def action_cursor(self, n: int) -> None:
         self.scroll_to(y=self.scroll_offset.y + n, animate=False)
 
-    def action_scroll_pages(self, n: int) -> None:
+    def action_page(self, n: int) -> None:
         self.scroll_to(y=self.scroll_offset.y + n * max(1, self.size.height - 1), animate=False)
+
+    def action_edge(self, end: int) -> None:
+        if end:
+            self.scroll_end(animate=False)
+        else:
+            self.scroll_home(animate=False)

@@ -9,18 +9,20 @@ from typing import ClassVar
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.geometry import Size
-from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from collectors.model import Job
 from tui.theme_colors import team_style
+from tui.widgets.cursor import CURSOR_BINDINGS, CursorList
 
-# (title, width, right-aligned)
+# (title, width, right-aligned); the factor bar is the one flexible column: it
+# takes what the others leave, from BAR_MIN up to its width here.
 HEADER = (("#", 6, True), ("job", 10, False), ("team", 8, False), ("qos", 7, False),
           ("priority", 9, True), ("factor breakdown", 28, False), ("wait", 5, True))
+BAR_COLUMN = 5  # the factor bar's place in HEADER
+BAR_MIN = 12
 
 RowCells = Callable[[int, Job], list[Text]]
 
@@ -36,15 +38,8 @@ def _fit(text: Text, width: int, right: bool) -> Text:
     return t
 
 
-class PendingList(ScrollView, can_focus=True):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor(-1)", "Up", show=False),
-        Binding("down,j", "cursor(1)", "Down", show=False),
-        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
-        Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False),
-        Binding("home,g", "edge(0)", "First", show=False),
-        Binding("end,G", "edge(1)", "Last", show=False),
-    ]
+class PendingList(CursorList):
+    BINDINGS: ClassVar[list[BindingType]] = CURSOR_BINDINGS
     COMPONENT_CLASSES: ClassVar[set[str]] = {"pendinglist--header", "pendinglist--cursor"}
     DEFAULT_CSS = """
     PendingList { height: 1fr; background: $surface; }
@@ -52,13 +47,30 @@ class PendingList(ScrollView, can_focus=True):
     PendingList:focus > .pendinglist--cursor { background: $accent 70%; }
     PendingList > .pendinglist--cursor { background: $accent 40%; }
     """
-    cursor: reactive[int] = reactive(0)
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.rows: list[Job] = []
         self.cells: RowCells = lambda i, j: []
+        self.header = HEADER
         self._width = sum(w + 1 for _, w, _ in HEADER)
+
+    @property
+    def bar_width(self) -> int:
+        """Cells for the factor bar at the current width (``cells`` draws it so)."""
+        return self.header[BAR_COLUMN][1]
+
+    def on_resize(self) -> None:
+        # Room for a vertical scrollbar is kept, shown or not (as in the job table).
+        width = self.size.width - self.styles.scrollbar_size_vertical
+        fixed = sum(w + 1 for i, (_, w, _) in enumerate(HEADER) if i != BAR_COLUMN) + 1
+        bar = min(HEADER[BAR_COLUMN][1], max(BAR_MIN, width - fixed))
+        header = tuple((t, bar if i == BAR_COLUMN else w, r) for i, (t, w, r) in enumerate(HEADER))
+        if header != self.header:
+            self.header = header
+            self._width = sum(w + 1 for _, w, _ in header)
+            self.virtual_size = Size(self._width, len(self.rows) + 1)
+            self.refresh()
 
     def set_rows(self, rows: list[Job], cells: RowCells) -> None:
         self.rows, self.cells = rows, cells
@@ -72,7 +84,7 @@ class PendingList(ScrollView, can_focus=True):
 
     def _line(self, index: int, base: Style) -> list[Segment]:
         segs: list[Segment] = []
-        for (_, width, right), cell in zip(HEADER, self.cells(index, self.rows[index]),
+        for (_, width, right), cell in zip(self.header, self.cells(index, self.rows[index]),
                                            strict=True):
             for seg in _fit(cell, width, right).render(self.app.console):
                 segs.append(Segment(seg.text, base + seg.style if seg.style else base))
@@ -85,7 +97,7 @@ class PendingList(ScrollView, can_focus=True):
         if y == 0:
             style = self.get_component_rich_style("pendinglist--header")
             segs = [Segment((t.rjust(w) if r else t.ljust(w)) + " ", style)
-                    for t, w, r in HEADER]
+                    for t, w, r in self.header]
             return Strip(segs).crop(scroll_x, scroll_x + width).extend_cell_length(width, style)
         index = scroll_y + y - 1
         if index >= len(self.rows):
@@ -96,25 +108,12 @@ class PendingList(ScrollView, can_focus=True):
         return Strip(self._line(index, base)).crop(scroll_x, scroll_x + width) \
             .extend_cell_length(width, base)
 
-    def watch_cursor(self, old: int, new: int) -> None:
-        visible = max(1, self.scrollable_content_region.height - 1)
-        top = int(self.scroll_offset.y)
-        if new < top:
-            self.scroll_to(y=new, animate=False, immediate=True)
-        elif new >= top + visible:
-            self.scroll_to(y=new - visible + 1, animate=False, immediate=True)
-        self.refresh()
+    def release(self) -> None:
+        """Drop the rows (hidden, a newer snapshot arrived) until the next paint."""
+        self.rows, self.cells = [], lambda i, j: []
 
-    def action_cursor(self, delta: int) -> None:
-        if self.rows:
-            self.cursor = min(max(0, self.cursor + delta), len(self.rows) - 1)
-
-    def action_page(self, direction: int) -> None:
-        self.action_cursor(direction * max(1, self.scrollable_content_region.height - 2))
-
-    def action_edge(self, end: int) -> None:
-        if self.rows:
-            self.cursor = len(self.rows) - 1 if end else 0
+    def row_count(self) -> int:
+        return len(self.rows)
 
 
 def team_cell(team: str) -> Text:
