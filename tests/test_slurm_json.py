@@ -77,7 +77,8 @@ def test_sacct_2205_history_with_preempted_run() -> None:
 @pytest.mark.parametrize("path", NEWER, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_newer_schema_fixtures(path: Path) -> None:
     raw = json.loads(path.read_bytes())
-    want = int(raw["meta"]["plugin"]["data_parser"].rsplit(".", 1)[1])
+    plugin = raw["meta"].get("plugin") or raw["meta"]["plugins"]  # 23.02 CLI: "plugins"
+    want = int(plugin["data_parser"].rsplit(".", 1)[1])
     if "jobs" in raw and "job_state" in (raw["jobs"] or [{}])[0]:
         jobs, info = decode_squeue(path.read_bytes())
         assert info.version == want
@@ -88,12 +89,20 @@ def test_newer_schema_fixtures(path: Path) -> None:
             assert job.time_limit == (
                 lim["number"] * 60 if lim["set"] and not lim["infinite"] else None
             )
-            assert job.state == {"PENDING": "pending", "RUNNING": "running"}.get(
-                r["job_state"][0], job.state
-            )
+            state = r["job_state"] if isinstance(r["job_state"], str) else r["job_state"][0]
+            assert job.state == {"PENDING": "pending", "RUNNING": "running"}.get(state, job.state)
+    elif "jobs" in raw:  # slurmdb (sacct) records
+        jobs, info = decode_sacct(path.read_bytes())
+        assert info.version == want
+        assert [j.id for j in jobs] == [str(r["job_id"]) for r in raw["jobs"]]
     elif "nodes" in raw:
         nodes, info, exact = decode_sinfo(path.read_bytes())
+        assert info.version == want
         assert exact and [n.name for n in nodes] == [r["name"] for r in raw["nodes"]]
+    else:  # sinfo --json rows
+        nodes, info, exact = decode_sinfo(path.read_bytes())
+        assert info.version == want and not exact
+        assert {n.name for n in nodes} == {h for r in raw["sinfo"] for h in r["nodes"]["nodes"]}
 
 
 def _wrapped(n: object) -> dict[str, object]:

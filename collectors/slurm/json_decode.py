@@ -117,9 +117,10 @@ def _messages_of(raws: list[msgspec.Raw]) -> list[str]:
 
 
 def detect_version(meta: js.Meta | None, what: str = "document") -> tuple[int, str, list[str]]:
-    if meta is None or meta.plugin is None:
+    plugin = None if meta is None else meta.plugin or meta.plugins
+    if meta is None or plugin is None:
         raise ParseError(f"{what} --json", "meta", "no meta.plugin: cannot tell the schema")
-    label = meta.plugin.data_parser or meta.plugin.type
+    label = plugin.data_parser or plugin.type
     info = meta.slurm or meta.Slurm
     release = info.release if info else ""
     m = _VERSION.search(label)
@@ -206,7 +207,37 @@ _squeue38 = msgspec.json.Decoder(list[js.SqueueJob38])
 _squeue39 = msgspec.json.Decoder(list[js.SqueueJob39])
 
 
-def _job(j: js.SqueueJob38 | js.SqueueJob39) -> Job:
+# "gres/gpu:4", "gres/gpu:h100:1" (per job, per node), "gres/gpu=2" (per task, 25.05)
+_GPU_PER = re.compile(r"gres/gpu(?::([^:=,]+))?[:=](\d+)(?=,|$)")
+
+
+@functools.lru_cache(maxsize=256)
+def _gpus_per(text: str) -> tuple[tuple[str, float], ...]:
+    out: Resources = {}
+    for m in _GPU_PER.finditer(text):
+        for key in ("gpu", f"gpu:{m.group(1)}") if m.group(1) else ("gpu",):
+            out[key] = out.get(key, 0.0) + int(m.group(2))
+    return tuple(out.items())
+
+
+def _with_gpus(request: Resources, j: js.SqueueJob39) -> Resources:
+    """23.02+ leaves GPUs asked with --gpus, --gpus-per-node or --gpus-per-task out of
+    tres_req_str (even where gres/gpu is an accounted TRES); they are in tres_per_*."""
+    if "gpu" in request:
+        return request
+    for text, times in (
+        (j.tres_per_job, 1.0),
+        (j.tres_per_node, num(j.node_count) or 1.0),
+        (j.tres_per_task, num(j.tasks) or 1.0),
+    ):
+        per = _gpus_per(text) if text else ()
+        if per:
+            request.update((k, v * times) for k, v in per)
+            break
+    return request
+
+
+def _job(j: js.SqueueJob39) -> Job:
     state = job_state(j.job_state)
     array_job = num(j.array_job_id)
     task = num(j.array_task_id)
@@ -233,7 +264,7 @@ def _job(j: js.SqueueJob38 | js.SqueueJob39) -> Job:
         qos=j.qos,
         partition=j.partition or None,
         state=state,
-        request=resources(j.tres_req_str),
+        request=_with_gpus(resources(j.tres_req_str), j),
         nodes_requested=int(num(j.node_count) or 1),
         time_limit=limit_min * 60 if limit_min is not None else None,
         submit_time=epoch(j.submit_time) or 0.0,
@@ -249,45 +280,76 @@ def _job(j: js.SqueueJob38 | js.SqueueJob39) -> Job:
     )
 
 
-def _job38(j: js.SqueueJob38) -> Job:
-    """_job for 22.05, where every number is plain: no unwrapping, the hot path at 100k."""
-    state = _STATES.get(j.job_state, PENDING)
-    array_parent = array_task = None
-    if j.array_job_id:
-        array_parent = str(j.array_job_id)
-        if j.array_task_id is not None:
-            array_task = str(j.array_task_id)
-        elif j.array_task_string:
-            array_task = j.array_task_string
-    limit = j.time_limit
-    pending = state == PENDING
-    start = float(j.start_time) if j.start_time else None
-    return Job(
-        id=str(j.job_id),
-        name=j.name,
-        array_parent=array_parent,
-        array_task=array_task,
-        user=j.user_name,
-        team=j.account,
-        qos=j.qos,
-        partition=j.partition or None,
-        state=state,
-        request=dict(_tres_cached(j.tres_req_str)),
-        nodes_requested=j.node_count or 1,
-        time_limit=limit * 60.0 if limit is not None and limit < _SENTINEL else None,
-        submit_time=float(j.submit_time),
-        eligible_time=float(j.eligible_time) if j.eligible_time else None,
-        start_time=None if pending else start,
-        end_time=None if pending or not j.end_time else float(j.end_time),
-        priority=float(j.priority) if j.priority is not None and j.priority < _SENTINEL else None,
-        reason=None if j.state_reason in ("None", "") else j.state_reason,
-        estimated_start=start if pending else None,
-        nodes=list(_hosts_cached(j.nodes)) if j.nodes and not pending else [],
-        dependency=None if j.dependency in ("", "(null)") else j.dependency,
-    )
+def _jobs38(items: list[js.SqueueJob38]) -> list[Job]:
+    """The 22.05 jobs, where every number is plain: the hot path at 100k jobs.
+
+    Per job only what differs per job is done here; TRES strings and hostlists, of
+    which a queue has few distinct ones, are parsed once per distinct text."""
+    out: list[Job] = []
+    append = out.append
+    requests: dict[str, Resources] = {}
+    hostlists: dict[str, list[str]] = {}
+    states = _STATES
+    for j in items:
+        state = states.get(j.job_state, PENDING)
+        tres = j.tres_req_str
+        request = requests.get(tres)
+        if request is None:
+            request = requests[tres] = dict(_tres_cached(tres))
+        limit = j.time_limit
+        priority = j.priority
+        reason = j.state_reason
+        dependency = j.dependency
+        # At most 15 keywords: CPython compiles a call with more into one that builds a
+        # dict of them first, which doubles what a Job costs. The fields that are only
+        # set for some jobs (running, pending, array) are assigned below instead.
+        job = Job(
+            id=str(j.job_id),
+            name=j.name,
+            user=j.user_name,
+            team=j.account,
+            qos=j.qos,
+            partition=j.partition or None,
+            state=state,
+            request=request.copy(),  # each Job owns its dict: callers may update it
+            nodes_requested=j.node_count or 1,
+            time_limit=limit * 60.0 if limit is not None and limit < _SENTINEL else None,
+            submit_time=float(j.submit_time),
+            eligible_time=float(j.eligible_time) if j.eligible_time else None,
+            priority=float(priority) if priority is not None and priority < _SENTINEL else None,
+            reason=None if not reason or reason == "None" else reason,
+            dependency=None if not dependency or dependency == "(null)" else dependency,
+        )
+        if state == PENDING:
+            if j.start_time:
+                # A pending job's start_time is Slurm's own (backfill) estimate.
+                job.estimated_start = float(j.start_time)
+        else:
+            if j.start_time:
+                job.start_time = float(j.start_time)
+            if j.end_time:
+                job.end_time = float(j.end_time)
+            text = j.nodes
+            if text:
+                hosts = hostlists.get(text)
+                if hosts is None:
+                    hosts = hostlists[text] = list(_hosts_cached(text))
+                job.nodes = hosts.copy()
+        if j.array_job_id:
+            job.array_parent = str(j.array_job_id)
+            if j.array_task_id is not None:
+                job.array_task = str(j.array_task_id)
+            elif j.array_task_string:
+                job.array_task = j.array_task_string
+        append(job)
+    return out
 
 
-_HINT = re.compile(rb'"(?:data_parser|type)"\s*:\s*"(?:data_parser/|openapi/(?:db)?)v0\.0\.(\d+)"')
+# Slurm's serializer escapes every "/": real 22.05 output says "openapi\/v0.0.38", and a
+# hint missed here costs a second pass over the whole document.
+_HINT = re.compile(
+    rb'"(?:data_parser|type)"\s*:\s*"(?:data_parser\\?/|openapi\\?/(?:db)?)v0\.0\.(\d+)"'
+)
 _whole = {38: msgspec.json.Decoder(js.Squeue38), 39: msgspec.json.Decoder(js.Squeue39)}
 
 
@@ -330,7 +392,7 @@ def _one_pass(data: bytes, hint: int) -> tuple[list[Job], Decoded] | None:
         raise SlurmReportedError(f"squeue: {info.errors[0]}")
     with _gc_paused():
         if version == 38:
-            return [_job38(j) for j in doc.jobs], info
+            return _jobs38(doc.jobs), info
         return [_job(j) for j in doc.jobs], info
 
 
@@ -344,7 +406,7 @@ def decode_squeue(data: bytes) -> tuple[list[Job], Decoded]:
     decoder = _squeue38 if info.version == 38 else _squeue39
     items = _payload(env.jobs, decoder, "squeue", info)
     with _gc_paused():
-        return [_job38(j) if info.version == 38 else _job(j) for j in items], info
+        return (_jobs38(items) if info.version == 38 else [_job(j) for j in items]), info
 
 
 # ---- sinfo -------------------------------------------------------------------------

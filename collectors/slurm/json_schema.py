@@ -50,6 +50,7 @@ class Plugin(Struct, gc=False):
 
 class Meta(Struct, gc=False):
     plugin: Plugin | None = None
+    plugins: Plugin | None = None  # 23.02 CLI output (squeue/sinfo/sacct --json)
     Slurm: SlurmInfo | None = None  # 22.05 spells it with a capital S
     slurm: SlurmInfo | None = None
 
@@ -73,31 +74,35 @@ class Message(Struct, gc=False):
 
 
 # ---- squeue --json -----------------------------------------------------------------
-class SqueueJob38(Struct, gc=False):
-    """Only what _job38 maps: every declared field costs decode time at 100k jobs."""
+class SqueueJob38(Struct, kw_only=True, gc=False):
+    """Only what _jobs38 maps, in the order squeue 22.05 prints the keys.
 
-    job_id: int
-    name: str = ""
+    msgspec looks each key of a job up by comparing it with the declared fields,
+    starting after the last one found: in document order a wanted key is found at the
+    first try, while each of the ~90 unwanted keys is compared with every field. So
+    every declared field costs decode time at 100k jobs, and so does a wrong order."""
+
     account: str = ""
-    user_name: str = ""
-    qos: str = ""
-    partition: str = ""
-    job_state: str = ""
-    state_reason: str = ""
-    priority: int | None = None
     array_job_id: int = 0
     array_task_id: int | None = None
     array_task_string: str = ""
-    array_max_tasks: int = 0
-    submit_time: int = 0
-    eligible_time: int = 0
-    start_time: int = 0
-    end_time: int = 0
-    time_limit: int | None = None  # minutes
-    node_count: int | None = None
-    nodes: str = ""
-    tres_req_str: str = ""
     dependency: str = ""
+    eligible_time: int = 0
+    end_time: int = 0
+    job_id: int
+    job_state: str = ""
+    name: str = ""
+    nodes: str = ""
+    node_count: int | None = None
+    partition: str = ""
+    priority: int | None = None
+    qos: str = ""
+    start_time: int = 0
+    state_reason: str = ""
+    submit_time: int = 0
+    time_limit: int | None = None  # minutes
+    tres_req_str: str = ""
+    user_name: str = ""
 
 
 class SqueueJob39(Struct, gc=False):
@@ -123,6 +128,12 @@ class SqueueJob39(Struct, gc=False):
     nodes: str = ""
     tres_req_str: str = ""
     dependency: str = ""
+    # GPUs asked with --gpus / --gpus-per-node / --gpus-per-task, which 23.02+
+    # leaves out of tres_req_str (real Slurm-web fixtures, 23.11 to 25.05).
+    tres_per_job: str = ""
+    tres_per_node: str = ""
+    tres_per_task: str = ""
+    tasks: AnyNum = None
 
 
 # ---- sinfo --json ------------------------------------------------------------------
