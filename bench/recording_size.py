@@ -1,10 +1,12 @@
 """Size of a recorded day: a made-up evolving 10k-job cluster at 2 s.
 
-Records ``--frames`` frames (default 3,600 = two hours: two whole keyframe chains,
-about a minute on 2 cores) and extrapolates to a day (43,200 frames) from the
-bytes per frame; ``--frames 43200`` records the whole day. Prints the file's
-bytes per frame split into keyframes, deltas at a priority recalculation and the
-other deltas, the day's size, and the ratio against storing every frame as a
+Records ``--frames`` frames (default 3,600 = two hours: 24 keyframe groups, one
+per priority recalculation, in 6 whole sets of a root and the keyframes compressed
+against it; about a minute on 2 cores) and extrapolates to a day (43,200 frames)
+from the bytes per frame; ``--frames 43200`` records the whole day. Prints the
+file's bytes per frame split into keyframes, deltas at a priority recalculation
+(none when the recorder makes those frames keyframes) and the other deltas, the
+keyframe count, the day's size, and the ratio against storing every frame as a
 whole zstd-compressed snapshot (the reference, sampled in the same run).
 See bench/cluster_gen.py for what the made-up cluster models.
 
@@ -71,9 +73,12 @@ def main() -> None:
             n = len(r)
         con = sqlite3.connect(path)
         rows = con.execute("SELECT seq, kind, length(blob) FROM frames").fetchall()
+        roots = con.execute("SELECT COUNT(*) FROM frames WHERE kind = ? AND ref = 0",
+                            (KEYFRAME,)).fetchone()[0]
         dicts = con.execute("SELECT COALESCE(SUM(length(data)), 0) FROM dicts").fetchone()[0]
         con.close()
     key = sum(b for _, k, b in rows if k == KEYFRAME)
+    keys = sum(1 for _, k, _ in rows if k == KEYFRAME)
     recalc = sum(b for s, k, b in rows if k != KEYFRAME and (s - 1) % args.priority_every == 0)
     other = sum(b for _, k, b in rows) - key - recalc
     per = size / n
@@ -81,7 +86,8 @@ def main() -> None:
           f"({rec_s / n * 1000:.1f} ms/frame)")
     print(f"file: {size / 1e6:.2f} MB, {per:.0f} B/frame = keyframes {key / n:.0f} + "
           f"priority-recalc deltas {recalc / n:.0f} + other deltas {other / n:.0f} + "
-          f"dictionaries {dicts / n:.0f} + SQLite {(size - key - recalc - other - dicts) / n:.0f}")
+          f"dictionaries {dicts / n:.0f} + SQLite {(size - key - recalc - other - dicts) / n:.0f}; "
+          f"{keys} keyframes ({roots} compressed alone), {key / keys / 1e3:.0f} kB each on average")
     print(f"a day (43,200 frames): {per * DAY / 1e6:.1f} MB "
           f"(reference, every frame whole: {whole / n * DAY / 1e6:.0f} MB; "
           f"ratio {whole / size:.0f}x smaller)")

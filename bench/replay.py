@@ -6,14 +6,17 @@
    end to end, and the core's events/s (target ≤1 s). Reference in the same
    run: the recorded policy (metrics over the trace's own starts, no core).
 2. A 10k-frame recording of a made-up evolving cluster (``--seek-jobs`` jobs) is
-   written; prints the median and worst seek to random frames (target ≤50 ms),
-   against the reference of decoding one whole keyframe in the same run.
+   written; prints cold seeks (``Recording.forget()`` before each: nothing an
+   earlier read decoded is reused) to 50 random frames and to the last frame of
+   every keyframe group, the worst of which is the worst frame of the file
+   (target: any frame ≤50 ms), against the reference of one keyframe alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -71,37 +74,50 @@ def bench_trace(n: int, d: Path, policy: str, resolution: float) -> None:
           f"(core simulate / reference {(t2 - t1) / ref:.1f}x)")
 
 
+def group_ends(path: Path) -> list[int]:
+    """The index of every group's last frame, from the file: the recorder ends a
+    group early (a priority recalculation, deltas that got costly to apply), so
+    groups are not every ``keyframe_every`` frames."""
+    con = sqlite3.connect(path)
+    keys = [k for (k,) in con.execute("SELECT key_seq FROM frames ORDER BY seq")]
+    con.close()
+    return [i for i, k in enumerate(keys) if i == len(keys) - 1 or keys[i + 1] != k]
+
+
 def bench_seek(frames: int, jobs: int, keyframe_every: int, d: Path) -> None:
     path = d / "seek.qtrec"
     t0 = time.perf_counter()
-    # Recalculations off the keyframe phase: a group then holds two of them, as it
-    # does when a recorder starts at any moment (the costliest deltas to apply).
+    # Recalculations off the keyframe phase, as when a recorder starts at any moment.
     with Recorder(path, keyframe_every=keyframe_every) as rec:
         for snap in evolving_cluster(jobs, frames, priority_phase=37):
             rec.append(snap)
+    ends = group_ends(path)
     print(f"recording: {frames} frames of a made-up {jobs}-job cluster written in "
-          f"{time.perf_counter() - t0:.1f} s, {path.stat().st_size / 1e6:.1f} MB")
+          f"{time.perf_counter() - t0:.1f} s, {path.stat().st_size / 1e6:.1f} MB, "
+          f"{len(ends)} keyframe groups")
     rng = random.Random(3)
 
     def cold(rec: Recording, i: int) -> float:
-        rec.forget()  # a cold seek, not a step forward
+        rec.forget()  # a cold seek: nothing decoded by an earlier read is reused
         s = time.perf_counter()
         rec.frame(i)
         return time.perf_counter() - s
 
     with Recording(path) as rec:
         times = [cold(rec, rng.randrange(len(rec))) for _ in range(50)]
-        # The last frame of each group of one whole keyframe chain: the most deltas
-        # and, at the chain's end, the most keyframes to decompress.
-        chain = int(rec.meta.get("keyframe_chain", "1"))
-        ends = [min(len(rec), (g + 1) * keyframe_every) - 1 for g in range(chain + 1)]
-        worst_t = max((cold(rec, i), i) for i in ends)
+        # The last frame of every group: the most deltas to apply after the most
+        # keyframes to decompress, so the worst frame of the file is among these.
+        at_ends = [(cold(rec, i), i) for i in ends]
         key = cold(rec, 0)
-    worst, worst_i = worst_t
-    print(f"  seek: median {statistics.median(times) * 1e3:.1f} ms, max of 50 random "
-          f"{max(times) * 1e3:.1f} ms, worst group end (frame {worst_i}) {worst * 1e3:.1f} ms "
-          f"(target ≤50 ms: {'met' if max(worst, *times) <= 0.05 else 'NOT met'}); "
-          f"reference: one keyframe alone {key * 1e3:.1f} ms (ratio {worst / key:.1f}x)")
+    worst, worst_i = max(at_ends)
+    overall = max(worst, *times)
+    print(f"  cold seek: median {statistics.median(times) * 1e3:.1f} ms, max "
+          f"{max(times) * 1e3:.1f} ms of 50 random frames; last frame of each of the "
+          f"{len(ends)} groups: median {statistics.median(t for t, _ in at_ends) * 1e3:.1f} ms, "
+          f"worst {worst * 1e3:.1f} ms (frame {worst_i}); any frame ≤50 ms: "
+          f"{'met' if overall <= 0.05 else 'NOT met'} (worst {overall * 1e3:.1f} ms)")
+    print(f"  reference: one keyframe alone {key * 1e3:.1f} ms "
+          f"(worst / reference {overall / key:.1f}x)")
 
 
 def main() -> None:

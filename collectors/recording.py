@@ -9,10 +9,12 @@ Layout (schema version ``FORMAT_VERSION``; v1 files are still read):
   snapshot), 1 a delta against the frame before it; ``key_seq`` is the keyframe
   that starts the delta chain, so a seek reads one keyframe and the deltas after
   it in a single indexed range query. Blobs are msgspec msgpack compressed by zstd.
-  ``ref`` names the zstd dictionary: for a keyframe, the seq of the previous
-  keyframe whose raw bytes it is compressed against (0: none — a chain root, one
-  every ``keyframe_chain`` keyframes); for a delta, a ``dicts`` row (0: the raw
-  bytes of its group's keyframe, as v1 did).
+  ``ref`` names the zstd dictionary: for a keyframe, the seq of an earlier
+  keyframe whose raw bytes it is compressed against (0: none — a root, one every
+  ``keyframe_chain`` keyframes; the others refer to their root, so a seek
+  decompresses at most two; files written before refer to the keyframe before,
+  a chain, and read the same way); for a delta, a ``dicts`` row (0: the raw bytes
+  of its group's keyframe, as v1 did).
 * ``dicts(id, data)`` (v2): zstd dictionaries trained on a recorder's first deltas.
 
 A delta holds the jobs, nodes, teams, QoS and partitions that appeared (whole),
@@ -23,17 +25,24 @@ priority at each Slurm PriorityCalcPeriod) go in ``columns`` instead: the items'
 positions gap-coded and the integer differences, which zstd packs to ~1 byte each.
 A frame unlike the one before (most items added, removed or patched) is written
 as a keyframe instead: the diff gives up early, so an append costs about a keyframe.
+So is a frame whose delta would make its group cost a seek more than a share of a
+keyframe's decoding (``read_work``): a priority recalculation of every pending job
+starts a group rather than being applied by every seek into it.
 Each frame is its own transaction in WAL mode, so a recorder killed mid-write
 leaves a file that opens with at most the frame being written lost.
 """
 
 from __future__ import annotations
 
+import copy
 import gc
 import itertools
+import operator
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Iterable, Iterator
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +59,14 @@ APPLICATION_ID = 0x71746F70  # "qtop": marks the SQLite file as ours
 KEYFRAME = 0
 DELTA = 1
 DEFAULT_KEYFRAME_EVERY = 300
-# Keyframes compress against the previous one (~half the size: most jobs are still
-# there); a chain is rooted every this many keyframes so a seek decompresses at most
-# this many (~1.5 ms each for 10k jobs; only the last is decoded).
-DEFAULT_KEYFRAME_CHAIN = 6
+# Keyframes compress against an earlier one (~a third to half the size: most jobs
+# are still there): one keyframe in this many is a root, compressed alone, and the
+# others against their root, so a seek decompresses at most two keyframes (~3 ms
+# each for 10k jobs here, page faults included; only the last is decoded). Against
+# the keyframe before instead (a chain) they are ~8% smaller at this count, but a
+# seek decompresses the whole chain. 4 is the smallest average: a root costs ~2.5x
+# a keyframe against it, which grows with its distance from the root.
+DEFAULT_KEYFRAME_CHAIN = 4
 # Deltas compress against a dictionary trained on this many of the recorder's first
 # deltas: ~half the bytes of using the keyframe's, and 10x faster to decompress.
 TRAIN_AFTER = 64
@@ -73,6 +86,28 @@ _RAW_DICT_LEVEL = 9
 # 19 runs at ~1 MB/s, and a rare big delta saves little by it.
 _BIG_DELTA = 1_000_000
 
+# A seek decodes its group's keyframe and applies every delta after it, so a group
+# ends (the frame is written as a keyframe) before its deltas would cost a seek more
+# than decoding this share of the snapshot's items: the worst seek is then about 1.6
+# keyframe decodes (and two decompressions), however busy the cluster. On a Slurm
+# cluster a priority recalculation of every pending job alone exceeds it, so each
+# starts a group. Below the floor a group is cheap to seek whatever it holds (small
+# clusters: ``keyframe_every`` ends it).
+GROUP_WORK_SHARE = 0.6
+_GROUP_WORK_MIN = 5_000.0
+# What applying a delta costs a seek, in keyframe items decoded (1.8 µs each on
+# this 2-core machine), fitted on a 10k-job cluster's deltas: per frame (its row,
+# decompress, decode, the apply loop), per item added (decoded whole), patched (a
+# sparse item decoded, its fields set), removed, per column entry (a number added
+# in place: a priority recalculation of 7.5k pending jobs is ~9k) and per key of a
+# reordered collection.
+_WORK_FRAME = 4.5
+_WORK_ADDED = 1.0
+_WORK_PATCHED = 1.4
+_WORK_REMOVED = 0.2
+_WORK_COLUMN = 0.4
+_WORK_ORDER = 0.2
+
 # The keyed collections of a snapshot, with the attribute that names each item.
 _KEYED = (
     ("jobs", "id"),
@@ -81,6 +116,8 @@ _KEYED = (
     ("qos", "name"),
     ("partitions", "name"),
 )
+_KEY_OF = {attr: attrgetter(key) for attr, key in _KEYED}
+_CHANGED = tuple((attr, f"{attr}_changed", attrgetter(key)) for attr, key in _KEYED)
 
 
 class RecordingError(Exception):
@@ -163,14 +200,30 @@ def item_count(snap: Snapshot) -> int:
     return sum(len(getattr(snap, attr)) for attr, _ in _KEYED)
 
 
-def make_bounded_delta(prev: Snapshot, cur: Snapshot, *, budget: float | None) -> Delta | None:
+def read_work(delta: Delta) -> float:
+    """What applying ``delta`` costs a seek, in keyframe items decoded."""
+    work = _WORK_FRAME
+    for attr, changed_attr, _ in _CHANGED:
+        work += _WORK_ADDED * len(getattr(delta, attr))
+        work += _WORK_PATCHED * len(getattr(delta, changed_attr))
+    work += _WORK_REMOVED * sum(map(len, delta.removed.values()))
+    work += _WORK_ORDER * sum(map(len, delta.order.values()))
+    work += _WORK_COLUMN * sum(len(c.diffs) for c in delta.columns)
+    return work
+
+
+def make_bounded_delta(prev: Snapshot, cur: Snapshot, *, budget: float | None,
+                       work_budget: float | None = None) -> Delta | None:
     """The delta from ``prev`` to ``cur``, or None as soon as more than ``budget``
     items are seen to be added, removed or patched (changes a column carries are
-    nearly free, so they do not count). Giving up early keeps an append between
-    unlike snapshots as cheap as a keyframe: diffing and compressing a delta the
-    size of a snapshot costs ~100x more at 100k jobs."""
+    nearly free, so they do not count), or its ``read_work`` is estimated (from
+    sampled changed items) above ``work_budget``. Giving up early keeps an append
+    between unlike snapshots as cheap as a keyframe: diffing and compressing a delta
+    the size of a snapshot costs ~100x more at 100k jobs; building the columns of a
+    priority recalculation that will be written as a keyframe anyway ~1 s."""
     delta = Delta(header=_header(cur))
     spent = 0.0
+    work = _WORK_FRAME
     for attr, key in _KEYED:
         old = {getattr(x, key): x for x in getattr(prev, attr)}
         new_items = getattr(cur, attr)
@@ -190,6 +243,13 @@ def make_bounded_delta(prev: Snapshot, cur: Snapshot, *, budget: float | None) -
             if pairs and spent + len(pairs) > budget:
                 spent += _patched_estimate(pairs)
             if spent > budget:
+                return None
+        if work_budget is not None:
+            work += _WORK_ADDED * len(added)
+            work += _WORK_REMOVED * (len(old) - (len(new_items) - len(added)))
+            if pairs:
+                work += _work_estimate(pairs)
+            if work > work_budget:
                 return None
         if pairs:
             changed, columns = _changes(attr, key, old, pairs)
@@ -216,6 +276,17 @@ def _patched_estimate(pairs: list[tuple[Any, Any]]) -> float:
     sample = pairs[:: max(1, len(pairs) // _SAMPLE)]
     patched = sum(1 for b, a in sample if _numeric_changes(b, a)[0])
     return patched / len(sample) * len(pairs)
+
+
+def _work_estimate(pairs: list[tuple[Any, Any]]) -> float:
+    """The ``read_work`` of the changed items, from an evenly spaced sample: a patch
+    for an item with a change only a patch carries, a column entry per number."""
+    sample = pairs[:: max(1, len(pairs) // _SAMPLE)]
+    each = 0.0
+    for b, a in sample:
+        other, nums = _numeric_changes(b, a)
+        each += (_WORK_PATCHED if other else 0.0) + _WORK_COLUMN * len(nums)
+    return each / len(sample) * len(pairs)
 
 
 def _int_diff(a: Any, b: Any) -> int | None:
@@ -298,85 +369,101 @@ def _raw_dict(keyframe: bytes) -> zstandard.ZstdCompressionDict:
 
 class _State:
     """A snapshot being rebuilt from a delta chain: keyed dicts, so applying one
-    delta costs what the delta holds, not what the cluster holds."""
+    delta costs what the delta holds, not what the cluster holds.
 
-    def __init__(self, snap: Snapshot) -> None:
+    While ``owned`` (the items were decoded for this state alone and no snapshot
+    shares them yet) changes are made in place: at a priority recalculation that
+    is ~7k jobs, and a replace per job made it the costliest part of a seek. Once
+    ``snapshot()`` has handed the items out, changed items are copied first."""
+
+    def __init__(self, snap: Snapshot, *, owned: bool = False) -> None:
         self.header = snap
+        self.owned = owned
         self.items: dict[str, dict[str, Any]] = {
-            attr: {getattr(x, key): x for x in getattr(snap, attr)} for attr, key in _KEYED
+            attr: {key_of(x): x for x in getattr(snap, attr)} for attr, key_of in _KEY_OF.items()
         }
 
     def apply(self, delta: Delta) -> None:
         self.header = delta.header
         if delta.columns:
             self._apply_columns(delta.columns)
-        for attr, key in _KEYED:
+        removed, order = delta.removed, delta.order
+        for attr, changed_attr, key_of in _CHANGED:
             items = self.items[attr]
-            for k in delta.removed.get(attr, []):
-                items.pop(k, None)
-            for names, sparse in getattr(delta, f"{attr}_changed"):
-                k = getattr(sparse, key)
-                items[k] = msgspec.structs.replace(
-                    items[k], **{f: getattr(sparse, f) for f in names}
-                )
-            for x in getattr(delta, attr):
-                items[getattr(x, key)] = x
-            order = delta.order.get(attr)
-            if order is not None:
-                self.items[attr] = {k: items[k] for k in order}
+            gone = removed.get(attr)
+            if gone:
+                for k in gone:
+                    items.pop(k, None)
+            changed = getattr(delta, changed_attr)
+            if changed:
+                if self.owned:
+                    for names, sparse in changed:
+                        item = items[key_of(sparse)]
+                        for f in names:
+                            setattr(item, f, getattr(sparse, f))
+                else:
+                    replace = msgspec.structs.replace
+                    for names, sparse in changed:
+                        k = key_of(sparse)
+                        items[k] = replace(items[k], **{f: getattr(sparse, f) for f in names})
+            new = getattr(delta, attr)
+            if new:
+                items.update(zip(map(key_of, new), new, strict=True))
+            keys = order.get(attr)
+            if keys is not None:
+                self.items[attr] = {k: items[k] for k in keys}
 
     def _apply_columns(self, columns: list[Column]) -> None:
         by_attr: dict[str, list[Column]] = {}
         for c in columns:
+            if len(c.gaps) != len(c.diffs):
+                raise ValueError(f"column {c.attr}.{c.field} has {len(c.gaps)} positions "
+                                 f"and {len(c.diffs)} values")
             by_attr.setdefault(c.attr, []).append(c)
-        replace = msgspec.structs.replace
         for attr, cols in by_attr.items():
             items = self.items[attr]
-            keys = list(items)
-            # Position → difference maps built at C speed; then one replace per item
-            # (and one per nested struct) however many of its fields changed.
-            top: list[tuple[str, dict[int, int]]] = []
-            nested: dict[str, list[tuple[str, dict[int, int]]]] = {}
-            for c in cols:
-                diffs = dict(zip(itertools.accumulate(c.gaps), c.diffs, strict=True))
-                f, _, sub = c.field.partition(".")
+            keys = list(items)  # positions index the previous frame's order
+            touched = [list(map(keys.__getitem__, itertools.accumulate(c.gaps))) for c in cols]
+            if not self.owned:
+                _copy_touched(items, cols, touched)
+            # Whole columns in C (map: no Python frame per item). A recalculation of
+            # 7.5k pending jobs (3 columns) costs a seek 13-16 ms this way, ~24 ms with
+            # a replace per job: the items are scattered in memory, so it is bound by
+            # fetching them, not by the arithmetic.
+            for c, ks in zip(cols, touched, strict=True):
+                objs: Iterable[Any] = map(items.__getitem__, ks)
+                field, _, sub = c.field.partition(".")
                 if sub:
-                    nested.setdefault(f, []).append((sub, diffs))
-                else:
-                    top.append((f, diffs))
-            touched: set[int] = set()
-            for _, m in top:
-                touched.update(m)
-            for subs in nested.values():
-                for _, m in subs:
-                    touched.update(m)
-            for pos in touched:
-                k = keys[pos]
-                item = items[k]
-                kw: dict[str, Any] = {}
-                for f, m in top:
-                    d = m.get(pos)
-                    if d is not None:
-                        kw[f] = getattr(item, f) + d
-                for f, subs in nested.items():
-                    inner = getattr(item, f)
-                    sub_kw = {}
-                    for sub, m in subs:
-                        d = m.get(pos)
-                        if d is not None:
-                            sub_kw[sub] = getattr(inner, sub) + d
-                    if sub_kw:
-                        kw[f] = replace(inner, **sub_kw)
-                items[k] = replace(item, **kw)
+                    objs, field = map(attrgetter(field), objs), sub
+                targets = list(objs)
+                values = map(operator.add, map(attrgetter(field), targets), c.diffs)
+                deque(map(setattr, targets, itertools.repeat(field), values), maxlen=0)
 
     def snapshot(self) -> Snapshot:
+        self.owned = False  # the items are shared from here on
         return msgspec.structs.replace(
             self.header, **{attr: list(self.items[attr].values()) for attr, _ in _KEYED}
         )
 
 
+def _copy_touched(items: dict[str, Any], cols: list[Column], touched: list[list[str]]) -> None:
+    """Copy the items (and the nested structs) columns are about to change in place,
+    since snapshots already handed out share them."""
+    for k in set().union(*touched):
+        items[k] = copy.copy(items[k])
+    nested: dict[str, set[str]] = {}
+    for c, ks in zip(cols, touched, strict=True):
+        field, _, sub = c.field.partition(".")
+        if sub:
+            nested.setdefault(field, set()).update(ks)
+    for field, ks in nested.items():
+        for k in ks:
+            item = items[k]
+            setattr(item, field, copy.copy(getattr(item, field)))
+
+
 def apply_delta(prev: Snapshot, delta: Delta) -> Snapshot:
-    state = _State(prev)
+    state = _State(prev)  # not owned: prev's items stay as they are
     state.apply(delta)
     return state.snapshot()
 
@@ -462,8 +549,10 @@ class Recorder:
         self._db: _Db | None = None
         self._prev: Snapshot | None = None
         self._prev_key: tuple[int, bytes] | None = None  # (seq, raw msgpack)
-        self._chain_len = 0
+        self._root_key: tuple[int, bytes] | None = None  # the keyframes' dictionary
+        self._chain_len = 0  # keyframes since (and with) the root
         self._since_key = 0
+        self._chain_work = 0.0  # read_work of the deltas since the keyframe
         self._key_seq = 0
         self._dict_id = 0
         self._samples: list[bytes] = []
@@ -504,15 +593,15 @@ class Recorder:
             db.close()
             raise
         self._db = db
-        self._prev = self._prev_key = None
+        self._prev = self._prev_key = self._root_key = None
         self._dict_id, self._samples = 0, []
         return self
 
     def _keyframe(self, snap: Snapshot) -> tuple[bytes, bytes, int]:
         payload = _encoder.encode(snap)
         ref = 0
-        if self._prev_key is not None and self._chain_len < self.keyframe_chain:
-            ref, base = self._prev_key
+        if self._root_key is not None and self._chain_len < self.keyframe_chain:
+            ref, base = self._root_key
             cctx = zstandard.ZstdCompressor(level=self._key_level, dict_data=_raw_dict(base))
         else:
             cctx = zstandard.ZstdCompressor(level=self._key_level)
@@ -539,20 +628,27 @@ class Recorder:
             )
         return self._big_delta_cctx.compress(payload)
 
-    def _delta_payload(self, snap: Snapshot) -> bytes | None:
-        """The encoded delta from the previous frame, or None when a keyframe is
-        the cheaper and smaller frame (most items changed)."""
+    def _delta_payload(self, snap: Snapshot) -> tuple[bytes, float] | None:
+        """The encoded delta from the previous frame and what it costs a seek to
+        apply, or None when a keyframe is the better frame: most items changed
+        (cheaper and smaller), or the group's deltas would cost a seek more than
+        its budget (see ``read_work``)."""
         assert self._prev is not None and self._prev_key is not None
         items = max(item_count(snap), item_count(self._prev))
+        left = max(GROUP_WORK_SHARE * items, _GROUP_WORK_MIN) - self._chain_work
         delta = make_bounded_delta(
-            self._prev, snap, budget=max(UNLIKE_SHARE * items, _UNLIKE_MIN_ITEMS)
+            self._prev, snap, budget=max(UNLIKE_SHARE * items, _UNLIKE_MIN_ITEMS),
+            work_budget=left,
         )
         if delta is None:
+            return None
+        work = read_work(delta)
+        if work > left:
             return None
         payload = _encoder.encode(delta)
         if len(payload) > max(UNLIKE_SHARE * len(self._prev_key[1]), _UNLIKE_MIN_BYTES):
             return None
-        return payload
+        return payload, work
 
     def _train(self) -> None:
         assert self._db is not None
@@ -582,11 +678,12 @@ class Recorder:
         delta = None
         if self._prev is not None and self._since_key < self.keyframe_every:
             delta = self._delta_payload(snap)
+        work = 0.0
         if delta is None:
             kind = KEYFRAME
             payload, blob, ref = self._keyframe(snap)
         else:
-            kind, payload = DELTA, delta
+            kind, (payload, work) = DELTA, delta
             blob, ref = self._compress_delta(payload), self._dict_id
             if self._dict_id == 0 and self._samples is not None:
                 self._samples.append(payload)
@@ -599,17 +696,23 @@ class Recorder:
                 (seq, snap.taken_at, kind, key_seq, ref, blob),
             )
         if kind == KEYFRAME:
-            self._key_seq, self._since_key = seq, 1
+            self._key_seq, self._since_key, self._chain_work = seq, 1, 0.0
             self._chain_len = 1 if ref == 0 else self._chain_len + 1
             self._prev_key = (seq, payload)
+            if ref == 0:
+                self._root_key = self._prev_key
         else:
             self._since_key += 1
+            self._chain_work += work
             if self._dict_id == 0 and len(self._samples) >= TRAIN_AFTER:
                 self._train()
         self._prev = snap
         self.frames_written += 1
         if self.retention is not None and self.frames_written % 100 == 1:
             purge(conn, snap.taken_at - self.retention)
+            first = conn.execute("SELECT MIN(seq) FROM frames").fetchone()[0]
+            if self._root_key is not None and self._root_key[0] < first:
+                self._root_key = None  # purged: the next keyframe is a root
         return seq
 
     def stop(self) -> None:
@@ -630,42 +733,47 @@ def _has_ref(conn: sqlite3.Connection) -> bool:
     return any(r[1] == "ref" for r in conn.execute("PRAGMA table_info(frames)"))
 
 
-def _keyframe_raw(conn: sqlite3.Connection, seq: int, has_ref: bool,
-                  cache: dict[int, bytes] | None = None) -> bytes:
-    """The msgpack bytes of keyframe ``seq``, decompressing its chain root first."""
-    chain: list[tuple[int, bytes]] = []
-    at = seq
-    while True:
-        if cache is not None and at in cache:
-            raw = cache[at]
-            break
-        row = conn.execute(
-            f"SELECT kind, {'ref' if has_ref else '0'}, blob FROM frames WHERE seq = ?", (at,)
-        ).fetchone()
-        if row is None or row[0] != KEYFRAME:
-            raise RecordingError(f"keyframe {at} is missing")
-        chain.append((at, row[2]))
-        if row[1] == 0:
-            raw = b""
-            break
-        at = row[1]
-    for at, blob in reversed(chain):
-        dctx = zstandard.ZstdDecompressor(dict_data=_raw_dict(raw)) if raw else _plain_dctx
-        raw = dctx.decompress(blob)
-        if cache is not None:
-            cache[at] = raw
-    return raw
+# A keyframe and the keyframes it is compressed against, newest first, in one query.
+# ``f.seq < c.seq`` ends the walk on a damaged file whose refs loop.
+_KEY_CHAIN = """
+WITH RECURSIVE chain(seq, kind, ref, blob) AS (
+    SELECT seq, kind, ref, blob FROM frames WHERE seq = ?
+    UNION ALL
+    SELECT f.seq, f.kind, f.ref, f.blob FROM frames AS f JOIN chain AS c
+        ON f.seq = c.ref WHERE c.kind = 0 AND c.ref != 0 AND f.seq < c.seq
+)
+SELECT seq, kind, ref, blob FROM chain
+"""
 
 
-_plain_dctx = zstandard.ZstdDecompressor()
+def _keyframe_raw(conn: sqlite3.Connection, seq: int, has_ref: bool) -> bytes:
+    """The msgpack bytes of keyframe ``seq``: its chain read in one query and
+    decompressed root first in one call (``decompress_content_dict_chain`` is our
+    chaining exactly: each frame against the previous one's bytes as raw content;
+    a msgpack map never starts with the zstd dictionary magic)."""
+    if has_ref:
+        rows = conn.execute(_KEY_CHAIN, (seq,)).fetchall()
+    else:
+        rows = conn.execute("SELECT seq, kind, 0, blob FROM frames WHERE seq = ?",
+                            (seq,)).fetchall()
+    if not rows:
+        raise RecordingError(f"keyframe {seq} is missing")
+    for i, (at, kind, ref, _) in enumerate(rows):
+        if kind != KEYFRAME or (i == len(rows) - 1 and ref != 0):
+            raise RecordingError(f"keyframe {ref if kind == KEYFRAME else at} is missing")
+    blobs = [blob for *_, blob in reversed(rows)]
+    dctx = zstandard.ZstdDecompressor()
+    return dctx.decompress(blobs[0]) if len(blobs) == 1 else dctx.decompress_content_dict_chain(
+        blobs)
 
 
 def purge(conn: sqlite3.Connection, cutoff: float) -> int:
     """Delete frames older than ``cutoff`` in whole keyframe groups (a delta
     chain is only readable from its keyframe), so up to one group of frames
-    older than the cut may stay. A kept keyframe compressed against a deleted one
-    is recompressed on its own first, in the same transaction. Returns the number
-    of frames deleted."""
+    older than the cut may stay. Kept keyframes compressed against a deleted one
+    (the first kept keyframe, and the others of its root's set) are recompressed
+    first, in the same transaction: the first kept one alone, as a root, the
+    others against it. Returns the number of frames deleted."""
     row = conn.execute(
         "SELECT key_seq FROM frames WHERE t >= ? ORDER BY seq LIMIT 1", (cutoff,)
     ).fetchone()
@@ -678,11 +786,11 @@ def purge(conn: sqlite3.Connection, cutoff: float) -> int:
     with conn:
         conn.execute("BEGIN IMMEDIATE")
         if has_ref:
-            ref = conn.execute("SELECT ref FROM frames WHERE seq = ?", (keep,)).fetchone()
-            if ref is not None and ref[0] and ref[0] < keep:
-                raw = _keyframe_raw(conn, keep, has_ref)
-                blob = zstandard.ZstdCompressor(level=9).compress(raw)
-                conn.execute("UPDATE frames SET ref = 0, blob = ? WHERE seq = ?", (blob, keep))
+            orphans = [seq for (seq,) in conn.execute(
+                "SELECT seq FROM frames WHERE kind = ? AND seq >= ? AND ref != 0 AND ref < ? "
+                "ORDER BY seq", (KEYFRAME, keep, keep))]
+            if orphans:
+                _rebase(conn, keep, orphans)
         cur = conn.execute("DELETE FROM frames WHERE seq < ?", (keep,))
         if has_ref:
             conn.execute(
@@ -690,6 +798,20 @@ def purge(conn: sqlite3.Connection, cutoff: float) -> int:
                 "(SELECT DISTINCT ref FROM frames WHERE kind = ?)", (DELTA,)
             )
     return cur.rowcount
+
+
+def _rebase(conn: sqlite3.Connection, keep: int, orphans: list[int]) -> None:
+    """Recompress the kept keyframes compressed against one about to be deleted:
+    ``keep`` alone, as a root, the others against it. Their raw bytes do not
+    change, so keyframes compressed against them stay readable."""
+    raws = {seq: _keyframe_raw(conn, seq, True) for seq in {keep, *orphans}}
+    root = zstandard.ZstdCompressor(level=9, dict_data=_raw_dict(raws[keep]))
+    for seq in orphans:
+        if seq == keep:
+            blob, ref = zstandard.ZstdCompressor(level=9).compress(raws[seq]), 0
+        else:
+            blob, ref = root.compress(raws[seq]), keep
+        conn.execute("UPDATE frames SET ref = ?, blob = ? WHERE seq = ?", (ref, blob, seq))
 
 
 class FrameInfo(Struct, frozen=True):
@@ -804,7 +926,8 @@ class Recording:
                     raise RecordingError(
                         f"{self.path}: frame {index + 1} has no keyframe"
                     ) from None
-                cache = _Cursor(key_seq, key_seq, _State(_snapshot_decoder.decode(raw)), raw)
+                state = _State(_snapshot_decoder.decode(raw), owned=True)
+                cache = _Cursor(key_seq, key_seq, state, raw)
                 start = key_seq + 1
             if start <= seq:
                 rows = self._db.conn.execute(
@@ -826,6 +949,8 @@ class Recording:
             KeyError,
             IndexError,
             TypeError,
+            ValueError,  # a column whose positions and values differ in number
+            AttributeError,  # a patch naming a field the item does not have
         ) as e:
             self._cache = None
             raise RecordingError(f"{self.path}: damaged frame {index + 1} ({e})") from None

@@ -24,11 +24,13 @@ from collectors.recording import (
     RecordingError,
     _delta_decoder,
     _encoder,
+    _keyframe_raw,
     apply_delta,
     make_bounded_delta,
     make_delta,
     parse_duration,
     purge_file,
+    read_work,
 )
 from quotatop.cli import main
 
@@ -319,9 +321,9 @@ def test_keyframes_chain_and_deltas_switch_to_a_trained_dictionary(tmp_path: Pat
     dict_ids = [i for (i,) in con.execute("SELECT id FROM dicts")]
     con.close()
     keys = [(seq, ref) for seq, kind, ref in rows if kind == 0]
-    # Roots every 3 keyframes; the others compressed against the keyframe before.
+    # Roots every 3 keyframes; the others compressed against their root.
     assert [ref == 0 for _, ref in keys] == [i % 3 == 0 for i in range(len(keys))]
-    assert all(ref == keys[i - 1][0] for i, (_, ref) in enumerate(keys) if ref)
+    assert all(ref == keys[i - i % 3][0] for i, (_, ref) in enumerate(keys) if ref)
     delta_refs = [ref for _, kind, ref in rows if kind == 1]
     assert dict_ids and set(delta_refs) == {0, dict_ids[0]}
     assert delta_refs.index(dict_ids[0]) >= TRAIN_AFTER - 1  # trained on the first ones
@@ -453,3 +455,157 @@ def test_big_deltas_compressed_at_the_keyframe_level_round_trip(
     assert len(refs) == len(snaps) - 1 and {0} < set(refs)  # keyframe bytes, then trained
     with Recording(path) as rec:
         assert list(rec) == snaps
+
+
+def test_frames_that_would_make_a_group_costly_to_seek_are_keyframes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import collectors.recording as recording
+
+    snaps = _busy(40)  # frames 9, 19, 29, 39 raise every priority: ~240 column entries
+    small = tmp_path / "small.qtrec"
+    write(small, snaps, keyframe_every=1000)
+    kinds = [k for (k,) in sqlite3.connect(small).execute("SELECT kind FROM frames ORDER BY seq")]
+    assert kinds == [0] + [1] * 39  # 120 jobs: under the floor, any group is cheap to seek
+
+    monkeypatch.setattr(recording, "_GROUP_WORK_MIN", 0.0)  # as a big cluster's budget
+    path = tmp_path / "r.qtrec"
+    write(path, snaps, keyframe_every=1000)
+    kinds = [k for (k,) in sqlite3.connect(path).execute("SELECT kind FROM frames ORDER BY seq")]
+    assert [i for i, k in enumerate(kinds) if k == 0] == [0, 9, 19, 29, 39]
+    budget = recording.GROUP_WORK_SHARE * len(snaps[0].jobs)
+    work = 0.0
+    for i in range(1, len(snaps)):
+        work = 0.0 if kinds[i] == 0 else work + read_work(make_delta(snaps[i - 1], snaps[i]))
+        assert work <= budget
+    with Recording(path) as rec:
+        assert list(rec) == snaps
+        for i in (39, 38, 10, 8):
+            rec.forget()
+            assert rec.frame(i) == snaps[i]
+
+
+@pytest.mark.parametrize("frames", [evolving(40), _busy(30)], ids=["patches", "columns"])
+def test_snapshots_handed_out_are_never_changed_by_later_reads(
+        tmp_path: Path, frames: list[Snapshot]) -> None:
+    """A cold seek changes freshly decoded items in place; once a snapshot shares
+    them, stepping forward (patches, columns) must copy them first."""
+    path = tmp_path / "r.qtrec"
+    write(path, frames, keyframe_every=1000)
+    with Recording(path) as rec:
+        rec.forget()
+        held = {i: rec.frame(i) for i in range(5, len(frames))}  # one cold seek, then steps
+        rec.forget()
+        held[3] = rec.frame(3)
+        rec.frame(len(frames) - 1)
+        for i, snap in held.items():
+            assert snap == frames[i]
+
+
+def test_apply_delta_leaves_the_previous_snapshot_alone() -> None:
+    for before, after in ((_busy(10)[8], _busy(10)[9]), (evolving(6)[4], evolving(6)[5])):
+        kept = msgspec.msgpack.decode(to_msgpack(before), type=Snapshot)
+        assert apply_delta(before, make_delta(before, after)) == after
+        assert before == kept
+
+
+def test_reads_v2_files_with_keyframes_chained_to_the_one_before(tmp_path: Path) -> None:
+    """v2 recorders before this one compressed each keyframe against the keyframe
+    before it (chains of ``keyframe_chain``), not against its root."""
+    snaps = _busy(TRAIN_AFTER + 46)
+    path = tmp_path / "r.qtrec"
+    write(path, snaps, keyframe_every=10, keyframe_chain=6)
+    con = sqlite3.connect(path)
+    keys = [seq for (seq,) in con.execute("SELECT seq FROM frames WHERE kind = 0 ORDER BY seq")]
+    raws = {seq: _keyframe_raw(con, seq, True) for seq in keys}
+    for i, seq in enumerate(keys):
+        if i % 6:
+            prev = keys[i - 1]
+            raw = zstandard.ZstdCompressionDict(raws[prev],
+                                                dict_type=zstandard.DICT_TYPE_RAWCONTENT)
+            blob = zstandard.ZstdCompressor(level=9, dict_data=raw).compress(raws[seq])
+            con.execute("UPDATE frames SET ref = ?, blob = ? WHERE seq = ?", (prev, blob, seq))
+    con.commit()
+    chained = [r for (r,) in con.execute("SELECT ref FROM frames WHERE kind = 0 ORDER BY seq")]
+    con.close()
+    assert chained == [0, 1, 11, 21, 31, 41, 0, 61, 71, 81, 91]
+    with Recording(path) as rec:
+        assert list(rec) == snaps
+        for i in (59, 55, 0, 109, 64):
+            rec.forget()
+            assert rec.frame(i) == snaps[i]
+    assert purge_file(path, 2 * 75) == 30  # cut inside the first chain
+    with Recording(path) as rec:
+        assert list(rec) == snaps[30:]
+
+
+def test_retention_inside_a_root_set_recompresses_its_kept_keyframes(tmp_path: Path) -> None:
+    path = tmp_path / "r.qtrec"
+    snaps = _busy(50)
+    write(path, snaps, keyframe_every=10, keyframe_chain=5)
+    con = sqlite3.connect(path)
+    assert con.execute("SELECT seq, ref FROM frames WHERE kind = 0").fetchall() == [
+        (1, 0), (11, 1), (21, 1), (31, 1), (41, 1)]
+    con.close()
+    assert purge_file(path, 2 * 15) == 30  # the root goes: 31 becomes one, 41 refers to it
+    con = sqlite3.connect(path)
+    assert con.execute("SELECT seq, ref FROM frames WHERE kind = 0").fetchall() == [
+        (31, 0), (41, 31)]
+    con.close()
+    with Recording(path) as rec:
+        assert list(rec) == snaps[30:]
+        rec.forget()
+        assert rec.frame(-1) == snaps[-1]
+
+
+def test_recorder_starts_a_new_root_when_retention_purges_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "r.qtrec"
+    snaps = evolving(130, step=60.0)
+    write(path, snaps, keyframe_every=10, keyframe_chain=100, retention=parse_duration("1h"))
+    con = sqlite3.connect(path)
+    seqs = {s for (s,) in con.execute("SELECT seq FROM frames")}
+    refs = [r for (r,) in con.execute("SELECT ref FROM frames WHERE kind = 0 ORDER BY seq")]
+    con.close()
+    assert min(seqs) > 1 and all(r == 0 or r in seqs for r in refs)
+    with Recording(path) as rec:
+        assert list(rec) == snaps[130 - len(rec):]
+
+
+def test_a_keyframe_referring_to_itself_is_one_line(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.qtrec"
+    write(path, _busy(30), keyframe_every=10)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE frames SET ref = seq WHERE seq = 21")  # the last group's keyframe
+    con.commit()
+    con.close()
+    rc, err = _replay_json(path, capsys)
+    assert rc == 2 and "frame 30 has no keyframe" in err and err.count("\n") == 1
+
+
+def test_a_column_with_values_missing_is_one_line(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.qtrec"
+    snaps = _busy(12)
+    write(path, snaps, keyframe_every=100)  # before a dictionary: deltas use the keyframe's
+    con = sqlite3.connect(path)
+    key = _keyframe_raw(con, 1, True)
+    raw_dict = zstandard.ZstdCompressionDict(key, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
+    delta = make_delta(snaps[8], snaps[9])
+    delta.columns[0].diffs.pop()
+    blob = zstandard.ZstdCompressor(dict_data=raw_dict).compress(_encoder.encode(delta))
+    con.execute("UPDATE frames SET blob = ? WHERE seq = 10", (blob,))
+    con.commit()
+    con.close()
+    rc, err = _replay_json(path, capsys)
+    assert rc == 2 and "damaged frame 12" in err and "column" in err and err.count("\n") == 1
+
+
+def test_bounded_delta_gives_up_on_a_costly_recalculation_before_building_it() -> None:
+    snaps = _busy(10, jobs=400)  # frame 9 raises every priority: ~800 column entries
+    delta = make_delta(snaps[8], snaps[9])
+    assert make_bounded_delta(snaps[8], snaps[9], budget=None,
+                              work_budget=read_work(delta) / 2) is None
+    assert make_bounded_delta(snaps[8], snaps[9], budget=None,
+                              work_budget=read_work(delta) * 2) == delta
+    assert make_bounded_delta(snaps[7], snaps[8], budget=None,
+                              work_budget=read_work(delta) / 2) is not None  # no recalculation
