@@ -269,7 +269,7 @@ pub struct WJob<'a> {
 pub struct WSnapshot<'a> {
     #[serde(default)]
     pub taken_at: f64,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "whole_vec")]
     pub nodes: Vec<WNode<'a>>,
     #[serde(default, borrow)]
     pub partitions: Vec<WPartition<'a>>,
@@ -277,7 +277,7 @@ pub struct WSnapshot<'a> {
     pub teams: Vec<WTeam<'a>>,
     #[serde(default, borrow)]
     pub qos: Vec<WQoS<'a>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "whole_vec")]
     pub jobs: Vec<WJob<'a>>,
 }
 
@@ -287,7 +287,7 @@ pub struct WSnapshot<'a> {
 pub struct WSimInput<'a> {
     #[serde(default, borrow)]
     pub cluster: WSnapshot<'a>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "whole_vec")]
     pub jobs: Vec<WJob<'a>>,
     #[serde(default)]
     pub start: Option<f64>,
@@ -295,10 +295,68 @@ pub struct WSimInput<'a> {
     pub until: Option<f64>,
 }
 
+/// A Vec decoded at the length msgpack announces. serde's own Vec stops trusting
+/// a length hint at 1 MiB of elements and doubles from there: at 50k jobs that
+/// copied the jobs four times into fresh pages (a quarter of predict's page faults).
+/// The hint is still capped, so a forged length cannot reserve more than
+/// `MAX_RESERVE` elements up front; past it the Vec grows as usual.
+fn whole_vec<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct V<T>(PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an array")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(MAX_RESERVE));
+            while let Some(x) = seq.next_element()? {
+                out.push(x);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(V(PhantomData))
+}
+
+// 262k elements: a 100k-job queue and then some, ~70 MB of address space at most.
+const MAX_RESERVE: usize = 1 << 18;
+
 pub fn decode_snapshot(bytes: &[u8]) -> Result<WSnapshot<'_>, String> {
     rmp_serde::from_slice(bytes).map_err(|e| format!("snapshot does not decode: {e}"))
 }
 
 pub fn decode_sim_input(bytes: &[u8]) -> Result<WSimInput<'_>, String> {
     rmp_serde::from_slice(bytes).map_err(|e| format!("simulation input does not decode: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_forged_array_length_is_a_decode_error_not_an_allocation() {
+        // {"jobs": [<claims 4 billion jobs, holds none>]}
+        let mut doc = vec![0x81, 0xa4];
+        doc.extend_from_slice(b"jobs");
+        doc.extend_from_slice(&[0xdd, 0xff, 0xff, 0xff, 0xff]);
+        let err = decode_snapshot(&doc).expect_err("truncated");
+        assert!(err.starts_with("snapshot does not decode"), "{err}");
+    }
+
+    #[test]
+    fn jobs_decode_whole_at_their_announced_length() {
+        let mut doc = vec![0x81, 0xa4];
+        doc.extend_from_slice(b"jobs");
+        doc.push(0x92);
+        for id in ["a", "b"] {
+            doc.extend_from_slice(&[0x81, 0xa2, b'i', b'd', 0xa1, id.as_bytes()[0]]);
+        }
+        let snap = decode_snapshot(&doc).expect("decodes");
+        assert_eq!(snap.jobs.iter().map(|j| j.id).collect::<Vec<_>>(), ["a", "b"]);
+        assert!(snap.jobs.capacity() == 2);
+    }
 }
