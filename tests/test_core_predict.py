@@ -7,6 +7,7 @@ import re
 
 import msgspec
 import pytest
+from reference import core as ref
 
 import scheduler_core
 from collectors.model import Job, Node, QoS, Snapshot, Team
@@ -50,6 +51,49 @@ def test_team_max_is_the_binding_constraint() -> None:
     p = by_id(snap)["2"]
     assert p.reason.startswith("waits for team vision-exp's max of 16 GPUs (holds 12, asks 8)")
     assert p.start == NOW + 3600
+
+
+def running_gang(qos_of_second: str) -> list[Job]:
+    """A two-member gang of whole nodes n0 and n1, and a free node n2 too small for
+    the high-QoS job (made up)."""
+    return [Job(id=f"g{i}", team="r", qos=q, state="running", request={"gpu": 8.0},
+                nodes=[f"n{i}"], start_time=NOW - 100 + i, gang="ring")
+            for i, q in enumerate(("low", qos_of_second))]
+
+
+QOS = [QoS(name="low"), QoS(name="normal"), QoS(name="high", priority=10, preempts=["low"])]
+
+
+def test_a_running_gang_is_preempted_whole() -> None:
+    hi = Job(id="hi", team="s", qos="high", request={"gpu": 8.0}, time_limit=60.0,
+             submit_time=NOW - 60)
+    p = by_id(cluster([*running_gang("low"), hi], qos=QOS))["hi"]
+    # One node is enough, but the gang cannot run on half of itself: both go.
+    assert p.state == "starts_now"
+    assert sorted(x.job_id for x in p.preempts) == ["g0", "g1"]
+    assert "by preempting 2 jobs" in p.reason
+
+
+def test_a_gang_with_a_member_out_of_reach_is_not_preempted() -> None:
+    hi = Job(id="hi", team="s", qos="high", request={"gpu": 8.0}, time_limit=60.0,
+             submit_time=NOW - 60)
+    p = by_id(cluster([*running_gang("normal"), hi], qos=QOS))["hi"]
+    assert p.preempts == [] and p.state != "starts_now"
+
+
+def test_gang_preemption_agrees_with_the_reference() -> None:
+    hi = Job(id="hi", team="s", qos="high", request={"gpu": 8.0}, time_limit=60.0,
+             submit_time=NOW - 60)
+    snap = cluster([*running_gang("low"), hi], qos=QOS)
+    pol = scheduler_core.Policy(bf_resolution=1)
+    r = scheduler_core.simulate([], pol, cluster=snap, start=NOW)
+    got = [(e.time, e.kind, e.job_id, *((tuple(e.nodes),) if e.kind == "start" else
+                                        (e.by,) if e.kind == "preempt" else ()))
+           for e in r.events]
+    want = ref.simulate(msgspec.to_builtins(snap), [], msgspec.to_builtins(pol), start=NOW)
+    assert got == want
+    pre = [e for e in r.events if e.kind == "preempt"]
+    assert sorted(e.job_id for e in pre) == ["g0", "g1"] and {e.time for e in pre} == {NOW}
 
 
 def test_preemption_listed_and_factors_sum_to_priority() -> None:

@@ -139,8 +139,11 @@ def test_invariants(work: tuple, policy: dict) -> None:
     events = r.events
     while i < len(events):
         t = events[i].time
+        preempted_gangs: set[str] = set()
         while i < len(events) and events[i].time == t:  # all that happens at one time
             e = events[i]
+            if e.kind == "preempt" and gang_of[e.job_id]:
+                preempted_gangs.add(gang_of[e.job_id])
             if e.kind == "start":
                 assert len(e.nodes) == len(set(e.nodes))  # whole job, distinct nodes
                 running[e.job_id] = e.nodes
@@ -156,6 +159,8 @@ def test_invariants(work: tuple, policy: dict) -> None:
                         assert left >= g, "victim team preempted below its guarantee"
                 running.pop(e.job_id)
             i += 1
+        for g in preempted_gangs:
+            assert not [j for j in running if gang_of[j] == g], f"gang {g} preempted partially"
         used = {n: 0.0 for n in cap}
         for j, ns in running.items():
             for n in ns:

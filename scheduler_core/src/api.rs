@@ -2,11 +2,11 @@
 //! msgspec Structs with array_like=True in scheduler_core/types.py).
 
 use crate::cluster::{id_cmp, Cluster, St, INF};
-use std::fmt::Write as _;
 use crate::fxhash::FxMap;
 use crate::engine::{fmt_amount, fmt_clock, Block, Engine, Ev};
 use crate::policy::Policy;
 use crate::wire::{decode_sim_input, decode_snapshot, CPU};
+use std::fmt::Write as _;
 
 type Factors = [f64; 5];
 /// (id, state, start, end, nodes, reason, preempts [(id, mode)], priority, factors)

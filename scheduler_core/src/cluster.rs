@@ -514,9 +514,8 @@ impl<'a> Cluster<'a> {
                 job.remaining = w.time_limit.unwrap_or(INF);
             }
             if let Some(g) = gang {
-                if pending {
-                    c.gang_members[g].push(ji_ix);
-                }
+                // Running members too: a running gang is preempted whole.
+                c.gang_members[g].push(ji_ix);
             }
             let b = |x: f64| x.to_bits();
             let key = (b(job.per_node[CPU]), b(job.per_node[MEM]), b(job.per_node[GPU]), job.nn, job.gtype, job.part, b(job.limit.unwrap_or(INF)));

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use crate::cluster::{dim_name, fits, id_cmp, Cluster, St, INF};
 use crate::bestfit::{from_ord_bits, ord_bits, BestFit};
 use crate::freeindex::FreeIndex;
-use crate::fxhash::FxMap;
+use crate::fxhash::{FxMap, FxSet};
 use crate::policy::{Backfill, FairShareMode, Placement, Policy, PreemptMode, QuotaMode};
 use crate::wire::{CPU, GPU, MEM, V3};
 
@@ -367,7 +367,7 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// Adds or removes a running job in the preemption index, if it could ever be a victim.
     fn index_victim(&mut self, j: usize, add: bool) {
         let job = &self.c.jobs[j];
-        if !self.p.preemption || !self.c.teams[job.team].preemptible || self.c.qos[job.qos].exempt || job.gang.is_some() || job.nodes.is_empty() {
+        if !self.p.preemption || !self.c.teams[job.team].preemptible || self.c.qos[job.qos].exempt || job.nodes.is_empty() {
             return;
         }
         let key = (job.qos, job.team, job.class_rank);
@@ -1063,6 +1063,8 @@ impl<'a, 'p> Engine<'a, 'p> {
         let borrowing: Vec<bool> = (0..self.c.teams.len()).map(|x| self.borrowing(x)).collect();
         let jobs = &self.c.jobs;
         let mut heap: BinaryHeap<Cand<'a>> = BinaryHeap::new();
+        // A gang member is a candidate only with all its gang: `cands` says which are.
+        let mut cands: FxSet<usize> = FxSet::default();
         // Started in this same pass (start >= t): not a victim.
         let before_t = (ord_bits(t), 0);
         for (&(q, vteam, rank), set) in &self.victims {
@@ -1071,6 +1073,9 @@ impl<'a, 'p> Engine<'a, 'p> {
             if by_qos || by_reclaim {
                 for &(_, v) in set.range(..before_t) {
                     let vj = &jobs[v];
+                    if vj.gang.is_some() {
+                        cands.insert(v);
+                    }
                     heap.push(Cand { borrowing: borrowing[vteam], prio: vj.prio, start: vj.start, id: vj.id, v });
                 }
             }
@@ -1090,21 +1095,25 @@ impl<'a, 'p> Engine<'a, 'p> {
             false
         });
         let mut usage = self.usage.clone();
-        let mut chosen: Vec<usize> = Vec::new();
-        let give = |free: &mut Vec<V3>, fit: &mut BTreeSet<usize>, usage: &mut Vec<Vec<f64>>, v: usize, sign: f64| {
-            let vj = &jobs[v];
-            for &n in &vj.nodes {
-                for d in 0..3 {
-                    free[n][d] += sign * vj.per_node[d];
+        // Victims in units: a job alone, or every running member of a gang.
+        let mut chosen: Vec<Vec<usize>> = Vec::new();
+        let mut taken: FxSet<usize> = FxSet::default();
+        let give = |free: &mut Vec<V3>, fit: &mut BTreeSet<usize>, usage: &mut Vec<Vec<f64>>, unit: &[usize], sign: f64| {
+            for &v in unit {
+                let vj = &jobs[v];
+                for &n in &vj.nodes {
+                    for d in 0..3 {
+                        free[n][d] += sign * vj.per_node[d];
+                    }
+                    if fits(&free[n], &need) && self.c.node_eligible(j, n) {
+                        fit.insert(n);
+                    } else {
+                        fit.remove(&n);
+                    }
                 }
-                if fits(&free[n], &need) && self.c.node_eligible(j, n) {
-                    fit.insert(n);
-                } else {
-                    fit.remove(&n);
+                for d in (0..3).chain(vj.qdim) {
+                    usage[vj.team][d] -= sign * need_in(&vj.total, d);
                 }
-            }
-            for d in (0..3).chain(vj.qdim) {
-                usage[vj.team][d] -= sign * need_in(&vj.total, d);
             }
         };
         // The same choice as `place_now` on `free` without reservations.
@@ -1116,13 +1125,25 @@ impl<'a, 'p> Engine<'a, 'p> {
         };
         let mut placed = None;
         while let Some(Cand { v, .. }) = heap.pop() {
-            let vt = jobs[v].team;
-            let team = &self.c.teams[vt];
-            if team.has_g && (0..3).chain(jobs[v].qdim).any(|d| team.g[d].is_finite() && usage[vt][d] - need_in(&jobs[v].total, d) < team.g[d]) {
-                continue; // would take the victim's team below its guarantee
+            if taken.contains(&v) {
+                continue;
             }
-            give(&mut free, &mut fit, &mut usage, v, 1.0);
-            chosen.push(v);
+            let unit = match jobs[v].gang {
+                None => vec![v],
+                Some(g) => {
+                    let unit: Vec<usize> = self.c.gang_members[g].iter().copied().filter(|&m| jobs[m].st == St::Running).collect();
+                    if !unit.iter().all(|m| cands.contains(m)) {
+                        continue; // a member this job may not preempt: the gang stays whole
+                    }
+                    unit
+                }
+            };
+            if self.below_guarantee(&unit, &usage) {
+                continue; // would take a victim's team below its guarantee
+            }
+            give(&mut free, &mut fit, &mut usage, &unit, 1.0);
+            taken.extend(unit.iter().copied());
+            chosen.push(unit);
             if self.quota_check(job.team, &job.total, job.qdim, &usage).is_none() {
                 if let Some(p) = place(&free, &fit) {
                     placed = Some(p);
@@ -1135,18 +1156,31 @@ impl<'a, 'p> Engine<'a, 'p> {
         let mut i = chosen.len();
         while i > 0 {
             i -= 1;
-            let v = chosen[i];
-            give(&mut free, &mut fit, &mut usage, v, -1.0);
+            give(&mut free, &mut fit, &mut usage, &chosen[i], -1.0);
             let ok = self.quota_check(job.team, &job.total, job.qdim, &usage).is_none();
             match if ok { place(&free, &fit) } else { None } {
                 Some(p) => {
                     chosen.remove(i);
                     placed = Some(p);
                 }
-                None => give(&mut free, &mut fit, &mut usage, v, 1.0),
+                None => give(&mut free, &mut fit, &mut usage, &chosen[i], 1.0),
             }
         }
-        Some((chosen, placed.expect("checked")))
+        Some((chosen.concat(), placed.expect("checked")))
+    }
+
+    /// Whether preempting `unit` would take any of its teams below its guarantee.
+    fn below_guarantee(&self, unit: &[usize], usage: &[Vec<f64>]) -> bool {
+        let jobs = &self.c.jobs;
+        unit.iter().any(|&v| {
+            let vt = jobs[v].team;
+            let team = &self.c.teams[vt];
+            team.has_g
+                && (0..3).chain(jobs[v].qdim).any(|d| {
+                    let gone: f64 = unit.iter().filter(|&&m| jobs[m].team == vt).map(|&m| need_in(&jobs[m].total, d)).sum();
+                    team.g[d].is_finite() && usage[vt][d] - gone < team.g[d]
+                })
+        })
     }
 
     // -------------------------------------------------------------------- pass

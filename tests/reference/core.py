@@ -241,7 +241,7 @@ class Reference:
                     job.per_node = [x / len(job.nodes) for x in total]
             elif predict and not arrival:
                 job.remaining = limit if limit is not None else INF
-            if job.gang is not None and not running:
+            if job.gang is not None:
                 self.gangs.setdefault(job.gang, []).append(len(self.jobs))
             self.jobs.append(job)
         for j, job in enumerate(self.jobs):
@@ -585,7 +585,7 @@ class Reference:
             if vj.st != "running" or vj.start >= t or not vj.nodes or v == j:
                 continue
             vt = self.teams[vj.team]
-            if not vt["preemptible"] or self.qos[vj.qos]["exempt"] or vj.gang is not None:
+            if not vt["preemptible"] or self.qos[vj.qos]["exempt"]:
                 continue
             if (reclaim and vj.team != job.team and vt["cohort"] == team["cohort"]
                     and self.borrowing(vj.team)) or self.outranks(j, v):
@@ -596,23 +596,39 @@ class Reference:
         free = [list(n["free"]) for n in self.nodes]
         usage = [list(u) for u in self.usage]
 
-        def give(v: int, sign: float) -> None:
-            vj = self.jobs[v]
-            for n in vj.nodes:
-                for d in DIMS:
-                    free[n][d] += sign * vj.per_node[d]
-            for d in qdims(vj):
-                usage[vj.team][d] -= sign * need_in(vj.total, d)
-        chosen, placed = [], None
+        def give(unit: list[int], sign: float) -> None:
+            for v in unit:
+                vj = self.jobs[v]
+                for n in vj.nodes:
+                    for d in DIMS:
+                        free[n][d] += sign * vj.per_node[d]
+                for d in qdims(vj):
+                    usage[vj.team][d] -= sign * need_in(vj.total, d)
+
+        def below_guarantee(unit: list[int]) -> bool:
+            for v in unit:
+                vt = self.teams[self.jobs[v].team]
+                for d in qdims(self.jobs[v]):
+                    gone = sum(need_in(self.jobs[m].total, d) for m in unit
+                               if self.jobs[m].team == self.jobs[v].team)
+                    if vt["has_g"] and math.isfinite(vt["g"][d]) and \
+                            usage[self.jobs[v].team][d] - gone < vt["g"][d]:
+                        return True
+            return False
+        # Victims in units: a job alone, or every running member of its gang (all
+        # of them candidates, or the gang is left whole).
+        chosen: list[list[int]] = []
+        placed = None
         for v in cands:
-            vj = self.jobs[v]
-            vt = self.teams[vj.team]
-            if vt["has_g"] and any(math.isfinite(vt["g"][d]) and
-                                   usage[vj.team][d] - need_in(vj.total, d) < vt["g"][d]
-                                   for d in qdims(vj)):
+            if any(v in unit for unit in chosen):
                 continue
-            give(v, 1.0)
-            chosen.append(v)
+            gang = self.jobs[v].gang
+            unit = [v] if gang is None else [
+                m for m in self.gangs[gang] if self.jobs[m].st == "running"]
+            if not all(m in cands for m in unit) or below_guarantee(unit):
+                continue
+            give(unit, 1.0)
+            chosen.append(unit)
             if self.quota_ok(job.team, job, usage):
                 placed = self.place(j, [], free, t)
                 if placed is not None:
@@ -620,15 +636,14 @@ class Reference:
         if placed is None:
             return None
         for i in range(len(chosen) - 1, -1, -1):
-            v = chosen[i]
-            give(v, -1.0)
+            give(chosen[i], -1.0)
             p = self.place(j, [], free, t) if self.quota_ok(job.team, job, usage) else None
             if p is not None:
                 chosen.pop(i)
                 placed = p
             else:
-                give(v, 1.0)
-        return chosen, placed
+                give(chosen[i], 1.0)
+        return [v for unit in chosen for v in unit], placed
 
     def may_preempt(self, j: int) -> bool:
         job = self.jobs[j]
