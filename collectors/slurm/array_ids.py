@@ -7,6 +7,7 @@ import re
 from msgspec import Struct
 
 from collectors.slurm.errors import ParseError
+from collectors.slurm.ranges import format_ranges
 
 _ID = re.compile(r"^([0-9]+)(?:_(?:([0-9]+)|\[([^\]]+)\]))?$")
 _SPEC = re.compile(r"^(?P<ranges>[0-9,:\-]+)(?:%(?P<limit>[0-9]+))?$")
@@ -63,15 +64,7 @@ def parse_array_id(text: str) -> ArrayId:
 
 
 def format_task_spec(tasks: tuple[int, ...], max_running: int | None = None) -> str:
-    ordered = sorted(set(tasks))
-    parts, i = [], 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ",".join(parts) + (f"%{max_running}" if max_running is not None else "")
+    return format_ranges(tasks) + (f"%{max_running}" if max_running is not None else "")
 
 
 def format_array_id(a: ArrayId) -> str:

@@ -7,6 +7,7 @@ import re
 from msgspec import Struct
 
 from collectors.slurm.errors import ParseError
+from collectors.slurm.ranges import format_ranges, split_top
 
 EMPTY = frozenset({"", "(null)", "N/A", "None"})
 _ITEM = re.compile(
@@ -40,30 +41,12 @@ def parse_index_list(text: str, whole: str) -> list[int]:
     return out
 
 
-def _split_top(text: str) -> list[str]:
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:
-                raise ParseError("GRES", text, "unbalanced ')'")
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    if depth:
-        raise ParseError("GRES", text, "unclosed '('")
-    parts.append(text[start:])
-    return parts
-
-
 def parse_gres(text: str) -> list[Gres]:
     text = text.strip()
     if text in EMPTY:
         return []
     out = []
-    for item in _split_top(text):
+    for item in split_top(text, "GRES", "(", ")"):
         m = _ITEM.match(item)
         if m is None:
             raise ParseError("GRES", text, f"bad item {item!r}")
@@ -80,15 +63,7 @@ def parse_gres(text: str) -> list[Gres]:
 
 
 def format_index_list(indices: tuple[int, ...]) -> str:
-    ordered = sorted(set(indices))
-    parts, i = [], 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ",".join(parts)
+    return format_ranges(indices)
 
 
 def format_gres(items: list[Gres]) -> str:

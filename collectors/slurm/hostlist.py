@@ -6,33 +6,13 @@ import itertools
 import re
 
 from collectors.slurm.errors import ParseError
+from collectors.slurm.ranges import split_top
 
 EMPTY = frozenset({"", "(null)", "None", "N/A"})
 # A cluster this large does not exist; the cap stops "n[0-999999999]" eating memory.
 MAX_HOSTS = 1_000_000
 _TRAILING_DIGITS = re.compile(r"^(.*?)([0-9]+)$")
 _DIGITS = re.compile(r"[0-9]+")
-
-
-def _split_top(text: str) -> list[str]:
-    """Split at commas outside brackets."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch == "[":
-            depth += 1
-            if depth > 1:
-                raise ParseError("hostlist", text, "nested brackets")
-        elif ch == "]":
-            depth -= 1
-            if depth < 0:
-                raise ParseError("hostlist", text, "unbalanced ']'")
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    if depth:
-        raise ParseError("hostlist", text, "unclosed '['")
-    parts.append(text[start:])
-    return parts
 
 
 def _expand_range(body: str, whole: str) -> list[str]:
@@ -82,7 +62,7 @@ def expand_hostlist(text: str) -> list[str]:
     if any(ch.isspace() for ch in text):
         raise ParseError("hostlist", text, "whitespace inside")
     hosts: list[str] = []
-    for item in _split_top(text):
+    for item in split_top(text, "hostlist", "[", "]", nested=False):
         hosts.extend(_expand_item(item, text))
         if len(hosts) > MAX_HOSTS:
             raise ParseError("hostlist", text, "too many hosts")

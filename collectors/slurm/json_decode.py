@@ -6,16 +6,15 @@ as the closest known one, with a warning in the snapshot."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
+from collectors.gc_pause import gc_paused
 from collectors.model import (
     CANCELLED,
     COMPLETED,
@@ -363,22 +362,9 @@ def _sniff(data: bytes) -> int | None:
     return None
 
 
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    # 100k new objects trigger several full collections that find nothing (decoded
-    # JSON has no cycles); pausing them is a third of the time at that size.
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def _one_pass(data: bytes, hint: int) -> tuple[list[Job], Decoded] | None:
     try:
-        with _gc_paused():
+        with gc_paused():
             doc = _whole[38 if hint == 38 else 39].decode(data)
     except msgspec.DecodeError:
         return None  # the two-pass path names the problem
@@ -390,7 +376,7 @@ def _one_pass(data: bytes, hint: int) -> tuple[list[Job], Decoded] | None:
     )
     if info.errors and not doc.jobs:
         raise SlurmReportedError(f"squeue: {info.errors[0]}")
-    with _gc_paused():
+    with gc_paused():
         if version == 38:
             return _jobs38(doc.jobs), info
         return [_job(j) for j in doc.jobs], info
@@ -405,7 +391,7 @@ def decode_squeue(data: bytes) -> tuple[list[Job], Decoded]:
     env, info = _open(data, "squeue")
     decoder = _squeue38 if info.version == 38 else _squeue39
     items = _payload(env.jobs, decoder, "squeue", info)
-    with _gc_paused():
+    with gc_paused():
         return (_jobs38(items) if info.version == 38 else [_job(j) for j in items]), info
 
 
