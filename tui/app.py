@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 from collectors.base import Collector
 from collectors.model import Snapshot
 from collectors.scenario_source import ScenarioSource
+from quotatop.heap import give_back_free_heap
 from tui.derive import Derived, derive
 from tui.format import duration
 from tui.live_incidents import IncidentState, LiveIncidents
@@ -191,6 +192,9 @@ class QuotatopApp(App[None]):
     @work(thread=True, group="predict", description="core predict")
     def _predict(self, box: list[Snapshot]) -> None:
         preds = predict_taken(box)
+        # The core's working memory is free now but still mapped (glibc): give it back
+        # before the next snapshot is built beside this one.
+        give_back_free_heap()
         self.call_from_thread(self._predicted, preds)
 
     def _predicted(self, preds: Predictions) -> None:
