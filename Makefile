@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 CARGO_MANIFEST := scheduler_core/Cargo.toml
+# The native key pruner in front of squeue --json decoding (collectors/slurm/json_decode.py).
+PRUNE_MANIFEST := json_prune/Cargo.toml
 
 .PHONY: demo test build lint rust-test py-test system-deps bench clean
 
@@ -14,6 +16,7 @@ $(BIN)/maturin:
 
 build: $(BIN)/maturin
 	$(BIN)/maturin develop --release -q -E dev
+	$(BIN)/maturin develop --release -q -m $(PRUNE_MANIFEST)
 
 demo: build
 	$(BIN)/quotatop
@@ -25,9 +28,12 @@ lint: build
 	$(BIN)/ruff check .
 	cargo clippy --manifest-path $(CARGO_MANIFEST) --all-targets -- -D warnings
 	PYO3_PYTHON=$(abspath $(BIN)/python) cargo clippy --manifest-path $(CARGO_MANIFEST) --features python -- -D warnings
+	cargo clippy --manifest-path $(PRUNE_MANIFEST) --all-targets -- -D warnings
+	PYO3_PYTHON=$(abspath $(BIN)/python) cargo clippy --manifest-path $(PRUNE_MANIFEST) --features python -- -D warnings
 
 rust-test:
 	cargo test --manifest-path $(CARGO_MANIFEST)
+	cargo test --manifest-path $(PRUNE_MANIFEST)
 
 py-test: build
 	$(BIN)/python -m pytest
@@ -38,4 +44,4 @@ bench: build
 	for b in crossing core slurm_parse tui recording_size replay; do $(BIN)/python bench/$$b.py || exit 1; done
 
 clean:
-	rm -rf $(VENV) scheduler_core/target scheduler_core/*.so
+	rm -rf $(VENV) scheduler_core/target scheduler_core/*.so json_prune/target

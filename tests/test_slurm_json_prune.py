@@ -1,0 +1,103 @@
+"""The native key pruner (json_prune/) in front of squeue --json decoding: whatever
+it is given, decode_squeue answers exactly as it does without it — the same jobs, or
+the same one-line error about the original bytes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from collectors.slurm import json_decode
+from collectors.slurm.errors import ParseError, SlurmReportedError
+from collectors.slurm.json_decode import decode_squeue
+from conftest import skip_or_fail
+
+FIXTURES = Path(__file__).parent / "fixtures" / "slurm"
+SQUEUE = sorted(
+    p
+    for p in FIXTURES.rglob("*.json")
+    if p.name.startswith("squeue") or p.name.startswith("slurm-job")
+)
+
+
+@pytest.fixture
+def native() -> object:
+    try:
+        import json_prune
+    except ImportError:
+        skip_or_fail("json_prune is not built (make build builds it)")
+    assert json_decode._prune is json_prune.prune
+    return json_prune
+
+
+def _answer(data: bytes, pruner: object) -> object:
+    saved = json_decode._prune
+    json_decode._prune = pruner  # type: ignore[assignment]
+    try:
+        return decode_squeue(data)
+    except (ParseError, SlurmReportedError) as exc:
+        return type(exc).__name__, str(exc)
+    finally:
+        json_decode._prune = saved
+
+
+def test_fixtures_are_found() -> None:
+    assert len(SQUEUE) >= 5
+
+
+@pytest.mark.parametrize("path", SQUEUE, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_real_output_decodes_the_same_pruned(native: object, path: Path) -> None:
+    data = path.read_bytes()
+    hint = json_decode._sniff(data)
+    assert hint is not None
+    smaller = json_decode.pruned(data, hint)
+    assert len(smaller) < len(data)  # it did drop keys
+    jobs = json.loads(smaller)["jobs"]
+    assert jobs and all(set(j) <= set(json_decode._KEEP[38 if hint == 38 else 39]) for j in jobs)
+    assert _answer(data, native.prune) == _answer(data, None)  # type: ignore[attr-defined]
+
+
+def test_a_large_queue_split_over_two_threads_decodes_the_same(native: object) -> None:
+    doc = json.loads((FIXTURES / "22.05" / "squeue.json").read_bytes())
+    base = doc["jobs"]
+    doc["jobs"] = [dict(base[i % len(base)], job_id=10_000 + i) for i in range(4000)]
+    data = json.dumps(doc, indent=2).replace("/", "\\/").encode()
+    assert len(data) > 4 << 20  # above json_prune's SPLIT_FROM
+    mine, theirs = _answer(data, native.prune), _answer(data, None)  # type: ignore[attr-defined]
+    assert mine == theirs and len(mine[0]) == 4000  # type: ignore[index]
+
+
+def test_an_escaped_or_unknown_key_changes_nothing(native: object) -> None:
+    data = (FIXTURES / "22.05" / "squeue.json").read_bytes()
+    escaped = data.replace(b'"user_name"', b'"user\\u005fname"', 1)
+    assert escaped != data
+    assert _answer(escaped, native.prune) == _answer(escaped, None)  # type: ignore[attr-defined]
+    assert _answer(escaped, native.prune)[0][0].user  # type: ignore[index]
+
+
+def test_what_is_not_json_is_handed_on_as_it_is(native: object) -> None:
+    for bad in (b"", b"{", b'{"jobs": [{"a": tru}]}', b'{"jobs": []} trailing', b"\xff"):
+        assert json_decode.pruned(bad, 38) is bad
+    with pytest.raises(ValueError, match="at byte 18"):
+        native.prune(b'{"jobs": [{"a": 1}x', "jobs", ["a"])  # type: ignore[attr-defined]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_mutated_output_answers_the_same_pruned_or_not(data: st.DataObject) -> None:
+    try:
+        import json_prune
+    except ImportError:
+        skip_or_fail("json_prune is not built (make build builds it)")
+    path = data.draw(st.sampled_from(SQUEUE))
+    raw = bytearray(path.read_bytes())
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(raw) - 1))
+        raw[at : at + data.draw(st.integers(0, 8))] = data.draw(
+            st.binary(max_size=8) | st.sampled_from([b'"', b"\\", b"{", b"}", b",", b"]", b"\\/"])
+        )
+    assert _answer(bytes(raw), json_prune.prune) == _answer(bytes(raw), None)
