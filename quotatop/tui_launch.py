@@ -67,10 +67,11 @@ def resolve(args: argparse.Namespace) -> Launch:
 def run_tui(args: argparse.Namespace) -> int:
     launch = resolve(args)
     source = open_source(launch.kind, launch.options)
+    from collectors.footprint import FootprintMeter
     from tui.app import QuotatopApp
 
     app = QuotatopApp(source, refresh=launch.refresh, theme=launch.theme,
-                      record_dir=launch.record_dir)
+                      record_dir=launch.record_dir, footprint=FootprintMeter())
     try:
         app.run()
     finally:

@@ -22,6 +22,7 @@ from textual.css.query import NoMatches
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from collectors.base import Collector
+from collectors.footprint import Footprint
 from collectors.model import Snapshot
 from collectors.scenario_source import ScenarioSource
 from quotatop.heap import give_back_free_heap
@@ -80,7 +81,8 @@ class QuotatopApp(App[None]):
     def __init__(self, collector: Collector, *, refresh: float = 1.0,
                  clock: Callable[[], float] = time.time, theme: str | None = None,
                  record_dir: Path | None = None, record_retention: float | None = None,
-                 incidents: LiveIncidents | None = None) -> None:
+                 incidents: LiveIncidents | None = None,
+                 footprint: Callable[[], Footprint | None] | None = None) -> None:
         super().__init__()
         if isinstance(collector, ScenarioSource):
             collector = ScenarioTimeline(collector)  # type: ignore[assignment]
@@ -103,6 +105,10 @@ class QuotatopApp(App[None]):
         self.recording = LiveRecording(record_dir, record_retention, clock=clock)
         self.live_incidents = incidents or LiveIncidents()
         self.incident_state = IncidentState()
+        # quotatop's own RSS and CPU, read in the collect worker (the CLI passes a
+        # psutil meter; tests leave it out so that frames do not depend on the host).
+        self.footprint_meter = footprint
+        self.footprint: Footprint | None = None
         if theme:
             self.theme = theme
 
@@ -160,6 +166,8 @@ class QuotatopApp(App[None]):
         try:
             snap = self.collector.collect()
             derived = derive(snap)
+            if self.footprint_meter is not None:
+                self.footprint = self.footprint_meter()
         except Exception as e:  # a collector bug must become a banner, not a crash
             self.call_from_thread(self._fail_unless_closing, f"{type(e).__name__}: {e}")
             return
@@ -263,7 +271,8 @@ class QuotatopApp(App[None]):
         self._retired = self.data
         self.call_after_refresh(self._drop_retired)
         self.data = ViewData(snap=snap, derived=derived, predictions=preds, now=now,
-                             history=hist, incidents=self.incident_state)
+                             history=hist, incidents=self.incident_state,
+                             footprint=self.footprint)
         self._dirty = set(VIEW_IDS)
         self._paint_active()
         self._paint_header()

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from textual.containers import Vertical
 
+from collectors.footprint import Footprint
 from collectors.model import Snapshot, Team
 from tui.derive import Derived
 from tui.live_incidents import IncidentState
@@ -24,6 +25,7 @@ class ViewData:
     now: float
     history: dict[str, list[float]] = field(default_factory=dict)
     incidents: IncidentState = field(default_factory=IncidentState)
+    footprint: Footprint | None = None  # quotatop's own, when the app measures it
 
 
 def source_label(team: Team | None, snap: Snapshot) -> str:

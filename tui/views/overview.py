@@ -181,4 +181,11 @@ class OverviewView(View):
                 fresh.append(f" {st.error}", style="red")
         for w in snap.warnings[:2]:
             fresh.append(f"\n! {w}", style="yellow")
+        fp = data.footprint
+        if fp is not None:
+            fresh.append(
+                # One line in the half-width panel at 80 columns.
+                f"\nquotatop {fp.rss_mb:.0f} MB · {fp.cpu_percent:.0f}% CPU · {fp.threads} threads",
+                style="dim",
+            )
         self.query_one("#freshness", Static).update(fresh)
