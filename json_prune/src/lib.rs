@@ -188,6 +188,10 @@ impl<'a, 'k> Pruner<'a, 'k> {
     fn ws(&mut self) {
         let b = self.b;
         let mut i = self.i;
+        // Most calls find a token right away (after a key, before a comma).
+        if b.get(i).is_none_or(|&c| c > b' ') {
+            return;
+        }
         loop {
             // Eight bytes a step: pretty-printed output indents every line.
             if let Some(chunk) = b.get(i..i + 8) {
@@ -340,7 +344,7 @@ impl<'a, 'k> Pruner<'a, 'k> {
             self.expect(b':', "expected ':'")?;
             self.ws();
             let start = self.i;
-            self.value(1)?;
+            self.any_value(1)?;
             if escaped || self.keep.contains(key) {
                 if !first {
                     self.out.push(b',');
@@ -367,9 +371,19 @@ impl<'a, 'k> Pruner<'a, 'k> {
 
     fn copied_value(&mut self) -> Result<()> {
         let start = self.i;
-        self.value(0)?;
+        self.any_value(0)?;
         self.out.extend_from_slice(&self.b[start..self.i]);
         Ok(())
+    }
+
+    /// `value`, with strings and numbers (most values) read without a call.
+    #[inline(always)]
+    fn any_value(&mut self, depth: usize) -> Result<()> {
+        match self.peek() {
+            Some(b'"') => self.string().map(|_| ()),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            _ => self.value(depth),
+        }
     }
 
     /// Skip one value, checking it is JSON.
@@ -403,7 +417,7 @@ impl<'a, 'k> Pruner<'a, 'k> {
             self.ws();
             self.expect(b':', "expected ':'")?;
             self.ws();
-            self.value(depth + 1)?;
+            self.any_value(depth + 1)?;
             self.ws();
             match self.peek() {
                 Some(b',') => self.i += 1,
@@ -425,7 +439,7 @@ impl<'a, 'k> Pruner<'a, 'k> {
         }
         loop {
             self.ws();
-            self.value(depth + 1)?;
+            self.any_value(depth + 1)?;
             self.ws();
             match self.peek() {
                 Some(b',') => self.i += 1,
@@ -499,7 +513,7 @@ impl<'a, 'k> Pruner<'a, 'k> {
 
     /// A string at `self.i`: its raw content (escapes left as written) and whether it
     /// has any escape.
-    #[inline]
+    #[inline(always)]
     fn string(&mut self) -> Result<(&'a [u8], bool)> {
         if self.peek() != Some(b'"') {
             return self.fail("expected a string");
