@@ -166,11 +166,11 @@ class QuotatopApp(App[None]):
         try:
             snap = self.collector.collect()
             derived = derive(snap)
-            if self.footprint_meter is not None:
-                self.footprint = self.footprint_meter()
         except Exception as e:  # a collector bug must become a banner, not a crash
             self.call_from_thread(self._fail_unless_closing, f"{type(e).__name__}: {e}")
             return
+        if self.footprint_meter is not None:  # after the collect, so it counts its cost
+            self.footprint = self.footprint_meter()
         # Paint with the source's estimates (or the core's previous answer) now;
         # the core's new predictions follow from their own worker, so a slow
         # prediction never delays fresh data or the first frame.

@@ -369,6 +369,11 @@ def _sniff(data: bytes) -> int | None:
     return None
 
 
+def generation(version: int) -> int:
+    """The Structs a schema version is read with: 38 for 22.05, 39 for every 23.02+ one."""
+    return 38 if version == 38 else 39
+
+
 def _wanted(job: type[msgspec.Struct]) -> list[str]:
     return [f.encode_name for f in msgspec.structs.fields(job)]
 
@@ -376,7 +381,7 @@ def _wanted(job: type[msgspec.Struct]) -> list[str]:
 _KEEP = {38: _wanted(js.SqueueJob38), 39: _wanted(js.SqueueJob39)}
 
 
-def pruned(data: bytes, hint: int) -> bytes:
+def pruned(data: bytes, gen: int) -> bytes:
     """The document with only the job keys the Structs declare, when the native pruner
     is there and the bytes are JSON; else the document as it is.
 
@@ -385,21 +390,22 @@ def pruned(data: bytes, hint: int) -> bytes:
     if _prune is None:
         return data
     try:
-        return _prune(data, "jobs", _KEEP[38 if hint == 38 else 39])
+        return _prune(data, "jobs", _KEEP[gen])
     except ValueError:
         return data  # not JSON: the typed decoder reads the original and names the problem
 
 
 def _one_pass(data: bytes, hint: int) -> tuple[list[Job], Decoded] | None:
+    gen = generation(hint)
     try:
         with gc_paused():
             # A decode error in the pruned bytes would cite their offsets: fall back
             # (return None) so that the two-pass path names the original's problem.
-            doc = _whole[38 if hint == 38 else 39].decode(pruned(data, hint))
+            doc = _whole[gen].decode(pruned(data, gen))
     except msgspec.DecodeError:
         return None  # the two-pass path names the problem
     version, release, warnings = detect_version(doc.meta, "squeue")
-    if (version == 38) != (hint == 38):
+    if generation(version) != gen:
         return None
     info = Decoded(
         version=version, release=release, warnings=warnings, errors=_messages_of(doc.errors)

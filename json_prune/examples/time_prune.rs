@@ -1,33 +1,12 @@
-//! cargo run --release --example time_prune -- FILE: time one prune of FILE's "jobs".
+//! `cargo run --release --example time_prune -- FILE KEY...`: time pruning FILE's
+//! "jobs" down to the KEYs (REPEAT times, default 6). The keys the collector keeps are
+//! printed by `python -c "from collectors.slurm.json_decode import _KEEP; print(*_KEEP[38])"`.
 fn main() {
-    let path = std::env::args().nth(1).expect("a JSON file");
+    let mut args = std::env::args().skip(1);
+    let path = args.next().expect("a JSON file, then the keys to keep");
+    let keys: Vec<String> = args.collect();
+    let keep: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
     let data = std::fs::read(path).expect("readable");
-    let keep: Vec<&[u8]> = [
-        "account",
-        "array_job_id",
-        "array_task_id",
-        "array_task_string",
-        "dependency",
-        "eligible_time",
-        "end_time",
-        "job_id",
-        "job_state",
-        "name",
-        "nodes",
-        "node_count",
-        "partition",
-        "priority",
-        "qos",
-        "start_time",
-        "state_reason",
-        "submit_time",
-        "time_limit",
-        "tres_req_str",
-        "user_name",
-    ]
-    .iter()
-    .map(|k| k.as_bytes())
-    .collect();
     let n: usize = std::env::var("REPEAT")
         .ok()
         .and_then(|v| v.parse().ok())
