@@ -30,7 +30,18 @@ COMPLETED = "completed"
 FAILED = "failed"
 CANCELLED = "cancelled"
 PREEMPTED = "preempted"
+# Ends that keep their own names (a user asks "why did it die?"): a time-out is not a
+# crash, a node failure is not the job's fault.
+TIMEOUT = "timeout"
+NODE_FAIL = "node_fail"
+OUT_OF_MEMORY = "out_of_memory"
+BOOT_FAIL = "boot_fail"
+DEADLINE = "deadline"
 ACTIVE_STATES = frozenset({RUNNING, SUSPENDED})
+TERMINAL_STATES = frozenset(
+    {COMPLETED, FAILED, CANCELLED, PREEMPTED, TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL,
+     DEADLINE}
+)
 
 
 class Partition(Struct, kw_only=True, omit_defaults=True):
@@ -41,6 +52,7 @@ class Partition(Struct, kw_only=True, omit_defaults=True):
     priority_tier: int = 0
     priority_job_factor: int = 0
     default: bool = False
+    qos: str | None = None  # the partition's own QoS: its limits apply to every job in it
 
 
 class Node(Struct, kw_only=True, omit_defaults=True):
@@ -55,6 +67,7 @@ class Node(Struct, kw_only=True, omit_defaults=True):
     labels: dict[str, str] = {}
     taints: list[str] = []
     reason: str | None = None
+    features: list[str] = []  # what a job's constraint can ask for (Slurm features)
 
 
 class FairShare(Struct, kw_only=True, omit_defaults=True):
@@ -100,6 +113,9 @@ class QoS(Struct, kw_only=True, omit_defaults=True):
     max_submit_jobs_per_user: int | None = None
     max_jobs_per_user: int | None = None
     usage_factor: float = 1.0
+    preempt_exempt_time: float | None = None  # seconds a job runs before it may be preempted
+    grace_time: float | None = None  # seconds a victim is given to end after the signal
+    flags: list[str] = []  # e.g. "OverPartQOS": the job's QoS limits win over the partition's
 
 
 class PriorityFactors(Struct, kw_only=True, omit_defaults=True):
@@ -146,6 +162,59 @@ class Job(Struct, kw_only=True, omit_defaults=True, gc=False):
     gang: str | None = None  # jobs sharing a gang id start together or not at all
     queue_position: int | None = None  # 0 = next in its queue (Kueue visibility API)
     local_queue_position: int | None = None  # the same within its LocalQueue
+    constraint: str | None = None  # node features the job needs: "a100", "a|b", "a&b"
+    exclusive: bool = False  # the job takes its nodes whole
+    runtime_estimate: float | None = None  # seconds the job is expected to run in all
+    runtime_basis: str | None = None  # how that estimate was made, in words
+
+
+class Limit(Struct, kw_only=True, omit_defaults=True):
+    """One limit as the scheduler holds it: where it is set and what it counts.
+
+    ``scope`` is the object the limit is set on: ``qos`` (a QoS), ``account`` (an
+    account, inherited by its sub-accounts), ``user`` (one user's association in an
+    account), ``partition`` (every job in a partition). ``owner`` names that object
+    (for ``user``: ``"account/user"``). ``per`` says what is counted against it:
+    ``group`` (every job under the owner together), ``user`` (each user apart),
+    ``account`` (each account apart), ``job`` (each job alone).
+
+    Which of several limits of the same kind wins for a job (a job QoS over its
+    partition's unless OverPartQOS; QoS over association) is the core's to decide:
+    ``rank`` orders them, lower wins, as the source's precedence says.
+    """
+
+    scope: str  # qos | account | user | partition
+    owner: str
+    per: str = "group"  # group | user | account | job
+    tres: Resources = {}  # running jobs' resources (GrpTRES, MaxTRESPerUser, MaxTRES)
+    jobs: int | None = None  # running jobs (GrpJobs, MaxJobsPerUser, MaxJobs)
+    submit: int | None = None  # pending + running jobs (MaxSubmitJobs)
+    wall: float | None = None  # seconds per job (MaxWall)
+    rank: int = 0
+
+
+class SchedulerConfig(Struct, kw_only=True, omit_defaults=True):
+    """The site's own scheduler settings, in the source's neutral terms, so that the
+    core predicts what *this* scheduler does. ``None`` = the source does not say."""
+
+    priority: str | None = None  # multifactor | basic (submit order)
+    weights: dict[str, float] = {}  # age, fairshare, qos, job_size, partition, assoc, …
+    max_age: float | None = None  # seconds until the age factor saturates
+    usage_half_life: float | None = None
+    fairshare: str | None = None  # fair_tree | classic
+    favor_small: bool | None = None
+    backfill: str | None = None  # none | easy | conservative
+    bf_interval: float | None = None  # seconds between backfill passes
+    bf_resolution: float | None = None  # seconds; the grid backfill plans on
+    bf_window: float | None = None  # seconds ahead that backfill plans
+    bf_max_job_test: int | None = None
+    bf_continue: bool | None = None
+    queue_depth: int | None = None  # jobs the event-driven pass looks at
+    sched_interval: float | None = None  # seconds between full main passes
+    preemption: str | None = None  # off | qos | partition_priority
+    preempt_mode: str | None = None  # requeue | suspend | cancel | off
+    preempt_exempt_time: float | None = None
+    raw: dict[str, str] = {}  # the settings as the source printed them, for the UI
 
 
 class SourceStatus(Struct, kw_only=True, omit_defaults=True):
@@ -176,6 +245,8 @@ class Snapshot(Struct, kw_only=True, omit_defaults=True):
     teams: list[Team] = []
     qos: list[QoS] = []
     jobs: list[Job] = []
+    limits: list[Limit] = []
+    scheduler: SchedulerConfig | None = None
     utilization: list[Series] = []
     status: list[SourceStatus] = []
     warnings: list[str] = []
