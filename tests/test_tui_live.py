@@ -4,6 +4,8 @@ the Incidents screen and the Timeline."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import msgspec
@@ -17,7 +19,7 @@ from collectors.scenario_source import ScenarioSource
 from conftest import DEMO
 from quotatop.scenario import load_scenario
 from tui.app import QuotatopApp
-from tui.live_recording import default_record_dir, recording_name
+from tui.live_recording import LiveRecording, default_record_dir, recording_name
 
 
 class Ticking(FixedCollector):
@@ -64,6 +66,55 @@ async def test_r_records_the_frames_seen_and_stops(tmp_path: Path) -> None:
         assert times[-1] == seen[0]  # the last frame recorded is the one left on screen
         last = rec.frame(-1)
         assert len(last.jobs) == max(1, len(snapshot().jobs) - int(last.taken_at - T0))
+
+
+async def test_one_collect_at_a_time_through_its_whole_tail(tmp_path: Path) -> None:
+    """A collect ends only after it has fed incidents and the recording. When the next
+    collect could start at paint time, two tails overlapped and a recording got its
+    frames out of order (15, 17, 16) under load; a slow incident feed makes that
+    overlap certain, so this fails at once if the release moves back to paint time."""
+    app = QuotatopApp(Ticking(), refresh=0.02, clock=frozen_clock, record_dir=tmp_path / "rec")
+    inside, most = 0, 0
+    lock = threading.Lock()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await loaded(pilot)
+        feed = app.live_incidents.feed
+
+        def slow_feed(snap):  # type: ignore[no-untyped-def]
+            nonlocal inside, most
+            with lock:
+                inside += 1
+                most = max(most, inside)
+            time.sleep(0.08)
+            with lock:
+                inside -= 1
+            return feed(snap)
+
+        app.live_incidents.feed = slow_feed  # type: ignore[method-assign]
+        await pilot.press("R")
+        await _until(pilot, lambda: app.recording.frames >= 6, tries=400)
+        path = app.recording.path
+        await pilot.press("R")
+        await _until(pilot, lambda: not app.recording.active)
+    assert most == 1
+    with Recording(path) as rec:
+        times = rec.times
+    assert len(times) >= 6 and times == sorted(times) and len(set(times)) == len(times)
+
+
+def test_the_frame_on_screen_is_recorded_once(tmp_path: Path) -> None:
+    """R records the snapshot on screen; the collect that painted it may offer it
+    again a moment later, and it is not recorded twice."""
+    rec = LiveRecording(tmp_path, clock=frozen_clock)
+    on_screen = snapshot(taken_at=T0 + 1)
+    rec.start(on_screen, "test")
+    rec.append(on_screen)
+    rec.append(snapshot(taken_at=T0 + 2))
+    path = rec.path
+    rec.stop()
+    assert rec.error is None
+    with Recording(path) as r:
+        assert r.times == [T0 + 1, T0 + 2]
 
 
 async def test_recording_error_is_a_banner_not_a_crash(tmp_path: Path) -> None:

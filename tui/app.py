@@ -162,6 +162,16 @@ class QuotatopApp(App[None]):
     # description, which for a 100k-job snapshot costs ~0.5 s on the UI thread.
     @work(thread=True, group="collect", description="collect")
     def _collect(self) -> None:
+        try:
+            self._collect_once()
+        finally:
+            # The next collect may start only now, after this one has fed the incident
+            # detector and the recording: released at paint time, the tail of one
+            # collect overlapped the next and a recording got frames 15, 17, 16.
+            with contextlib.suppress(RuntimeError):  # the app is already gone
+                self.call_from_thread(self._collect_done)
+
+    def _collect_once(self) -> None:
         # A slow cluster blocks this thread, never the UI.
         try:
             snap = self.collector.collect()
@@ -243,13 +253,11 @@ class QuotatopApp(App[None]):
             self._failed(reason)
 
     def _failed(self, reason: str) -> None:
-        self._collect_done()
         self.failure = reason
         self._paint_header()
 
     def apply(self, snap: Snapshot, derived: Derived, preds: Predictions) -> None:
         """Show a new snapshot (UI thread). Cheap: only the visible view paints."""
-        self._collect_done()
         self.snapshot = snap
         self.failure = None
         if not snap.stale:

@@ -41,6 +41,9 @@ class LiveRecording:
         self.path: Path | None = None
         self.frames = 0
         self.error: str | None = None
+        # The snapshot appended last: start() records what is on screen, and the
+        # collect that put it there may offer the same snapshot again right after.
+        self._last: Snapshot | None = None
 
     @property
     def active(self) -> bool:
@@ -78,11 +81,12 @@ class LiveRecording:
 
     def _append_locked(self, snap: Snapshot) -> None:
         rec = self._recorder
-        if rec is None:
+        if rec is None or snap is self._last:
             return
         try:
             rec.append(snap)  # type: ignore[attr-defined]
             self.frames += 1
+            self._last = snap
         except Exception as e:  # a full disk or a damaged file ends the recording, not the app
             self.error = f"recording {self.path} stopped: {type(e).__name__}: {e}"
             self._close_locked()
@@ -92,7 +96,7 @@ class LiveRecording:
             self._close_locked()
 
     def _close_locked(self) -> None:
-        rec, self._recorder, self.path = self._recorder, None, None
+        rec, self._recorder, self.path, self._last = self._recorder, None, None, None
         if rec is None:
             return
         try:
