@@ -17,7 +17,18 @@ import msgspec
 
 from collectors.model import Node, Snapshot
 from collectors.slurm import commands as cmd
-from collectors.slurm import mapping, sacctmgr, scontrol, sprio, squeue_text, sshare
+from collectors.slurm import (
+    limits,
+    mapping,
+    runtimes,
+    sacctmgr,
+    sched_config,
+    scontrol,
+    sprio,
+    squeue_text,
+    sshare,
+)
+from collectors.slurm.durations import parse_duration
 from collectors.slurm.errors import ParseError, SlurmReportedError
 from collectors.slurm.json_decode import decode_sacct, decode_sinfo, decode_squeue
 from collectors.slurm.runner import CommandError, Runner
@@ -174,12 +185,26 @@ class SlurmCollector:
         history = self._last.get("sacct")
         history_jobs = history[0] if history else []
         qos_rows = self._last.get("sacctmgr qos", [])
+        assocs = self._last.get("sacctmgr assoc", [])
+        partitions = self._last.get("scontrol partition", [])
         config = self._last.get("scontrol config", {})
+        # Runtime estimates from the users' own completed runs (sacct, and jobs squeue
+        # still shows as ended).
+        jobs = runtimes.with_runtime_estimates(jobs, [*history_jobs, *jobs])
         live_jobs = jobs
         jobs = mapping.merge_history(jobs, history_jobs)
-        teams = mapping.teams(
-            self._last.get("sacctmgr assoc", []), self._last.get("sshare", []), qos_rows, live_jobs
-        )
+        teams = mapping.teams(assocs, self._last.get("sshare", []), qos_rows, live_jobs)
+        scheduler = None
+        try:
+            scheduler = sched_config.scheduler_config(config)
+        except (ParseError, ValueError) as exc:
+            warnings.append(f"scontrol show config: scheduler settings unreadable: {exc}")
+        exempt = scheduler.preempt_exempt_time if scheduler else None
+        if exempt is None and config.get("PreemptExemptTime"):
+            try:
+                exempt = parse_duration(config["PreemptExemptTime"])
+            except ParseError:
+                exempt = None
         meta: dict[str, str] = {}
         info = squeue[1] if squeue else None
         if info is not None:
@@ -215,10 +240,12 @@ class SlurmCollector:
             source=f"slurm via ssh {host}" if host else "slurm",
             taken_at=now,
             nodes=self._nodes(),
-            partitions=self._last.get("scontrol partition", []),
+            partitions=partitions,
             teams=teams,
-            qos=mapping.qos_levels(qos_rows, config.get("PreemptMode", "requeue")),
+            qos=mapping.qos_levels(qos_rows, config.get("PreemptMode", "requeue"), exempt),
             jobs=jobs,
+            limits=limits.limits(qos_rows, assocs, partitions),
+            scheduler=scheduler,
             status=sorted(self.runner.status.values(), key=lambda s: s.name),
             warnings=warnings,
             stale=stale,

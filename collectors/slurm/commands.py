@@ -10,7 +10,7 @@ SINFO_NODE_FORMAT = (
 
 SQUEUE_JSON = ["squeue", "--all", "--json"]
 SINFO_JSON = ["sinfo", "--all", "--json"]
-SACCT_JSON = ["sacct", "--json", "--allusers", "--duplicates", "--starttime=now-1days"]
+SACCT_JSON = ["sacct", "--json", "--allusers", "--duplicates", "--starttime=now-7days"]
 SQUEUE_TEXT = ["squeue", "--all", "--noheader", "-O", squeue_text.FORMAT]
 SPRIO = ["sprio", "--noheader", "-o", sprio.FORMAT]
 SPRIO_WEIGHTS = ["sprio", "--noheader", "--weights", "-o", sprio.FORMAT]

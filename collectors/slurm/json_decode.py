@@ -16,13 +16,18 @@ import msgspec
 
 from collectors.gc_pause import gc_paused
 from collectors.model import (
+    BOOT_FAIL,
     CANCELLED,
     COMPLETED,
+    DEADLINE,
     FAILED,
+    NODE_FAIL,
+    OUT_OF_MEMORY,
     PENDING,
     PREEMPTED,
     RUNNING,
     SUSPENDED,
+    TIMEOUT,
     Job,
     Node,
     Resources,
@@ -65,11 +70,12 @@ _STATES = {
     "REVOKED": CANCELLED,
     "PREEMPTED": PREEMPTED,
     "FAILED": FAILED,
-    "TIMEOUT": FAILED,
-    "NODE_FAIL": FAILED,
-    "BOOT_FAIL": FAILED,
-    "DEADLINE": FAILED,
-    "OUT_OF_MEMORY": FAILED,
+    # Ends that keep their own names: a time-out is not a crash.
+    "TIMEOUT": TIMEOUT,
+    "NODE_FAIL": NODE_FAIL,
+    "BOOT_FAIL": BOOT_FAIL,
+    "DEADLINE": DEADLINE,
+    "OUT_OF_MEMORY": OUT_OF_MEMORY,
     "SPECIAL_EXIT": FAILED,
 }
 # Among a 23.02+ state list (["RUNNING", "COMPLETING"]) the base state is the one listed here.
@@ -106,14 +112,15 @@ def _open(data: bytes, what: str) -> tuple[js.Envelope, Decoded]:
     except msgspec.DecodeError as exc:
         raise ParseError(f"{what} --json", data[:40], str(exc).splitlines()[0]) from None
     version, release, warnings = detect_version(env.meta, what)
+    env.errors = env.errors or []
     return env, Decoded(
         version=version, release=release, warnings=warnings, errors=_messages_of(env.errors)
     )
 
 
-def _messages_of(raws: list[msgspec.Raw]) -> list[str]:
+def _messages_of(raws: list[msgspec.Raw] | None) -> list[str]:
     errors = []
-    for raw in raws:
+    for raw in raws or ():
         try:
             m = _messages.decode(raw)
             errors.append(m.error or m.description or "error")
@@ -126,9 +133,9 @@ def detect_version(meta: js.Meta | None, what: str = "document") -> tuple[int, s
     plugin = None if meta is None else meta.plugin or meta.plugins
     if meta is None or plugin is None:
         raise ParseError(f"{what} --json", "meta", "no meta.plugin: cannot tell the schema")
-    label = plugin.data_parser or plugin.type
+    label = plugin.data_parser or plugin.type or ""
     info = meta.slurm or meta.Slurm
-    release = info.release if info else ""
+    release = (info.release if info else "") or ""
     m = _VERSION.search(label)
     if m is None:
         raise ParseError(f"{what} --json", label, "unknown schema")
@@ -143,20 +150,56 @@ def detect_version(meta: js.Meta | None, what: str = "document") -> tuple[int, s
     )
 
 
+_raw_list = msgspec.json.Decoder(list[msgspec.Raw] | None)
+
+
 def _payload(
     raw: msgspec.Raw, decoder: msgspec.json.Decoder, what: str, info: Decoded
 ) -> list[Any]:
     items: list[Any] = []
     if raw:
         try:
-            items = decoder.decode(raw)
+            items = decoder.decode(raw) or []
         except msgspec.DecodeError as exc:
-            raise ParseError(f"{what} --json", bytes(raw)[:40], str(exc).splitlines()[0]) from None
+            items = _one_by_one(raw, decoder, what, info, exc)
+
     # 22.05 exits 0 with an empty list and "errors" when slurmctld is down: that is an
     # outage, not an empty cluster.
     if info.errors and not items:
         raise SlurmReportedError(f"{what}: {info.errors[0]}")
     return items
+
+
+def _one_by_one(
+    raw: msgspec.Raw,
+    decoder: msgspec.json.Decoder,
+    what: str,
+    info: Decoded,
+    exc: msgspec.DecodeError,
+) -> list[Any]:
+    """The list read record by record after the whole failed: one odd record (a type
+    this release prints differently) is skipped with a warning, not the whole answer.
+    Bytes that are not a JSON list at all still fail the command."""
+    try:
+        records = _raw_list.decode(raw) or []
+    except msgspec.DecodeError:
+        raise ParseError(f"{what} --json", bytes(raw)[:40], str(exc).splitlines()[0]) from None
+    out: list[Any] = []
+    skipped: list[str] = []
+    for n, rec in enumerate(records):
+        try:
+            out.extend(decoder.decode(b"[" + bytes(rec) + b"]") or [])
+        except msgspec.DecodeError as one:
+            skipped.append(f"#{n}: {str(one).splitlines()[0]}")
+    if skipped:
+        info.warnings.append(
+            f"{what}: skipped {len(skipped)} unreadable record(s): {'; '.join(skipped[:3])}"[:300]
+        )
+    return out
+
+
+def _text_or(value: str | None) -> str:
+    return value or ""
 
 
 def num(value: object) -> float | None:
@@ -243,6 +286,19 @@ def _with_gpus(request: Resources, j: js.SqueueJob39) -> Resources:
     return request
 
 
+def _flags(value: object) -> set[str]:
+    if isinstance(value, list):
+        return {str(v).lower() for v in value}
+    if isinstance(value, bool):
+        return {"true"} if value else set()
+    return {value.lower()} if isinstance(value, str) and value else set()
+
+
+def _exclusive(j: js.SqueueJob39) -> bool:
+    """--exclusive: 23.02+ says ``exclusive: ["true"]`` (or ``shared: ["none"]``)."""
+    return "true" in _flags(j.exclusive) or "none" in _flags(j.shared)
+
+
 def _job(j: js.SqueueJob39) -> Job:
     state = job_state(j.job_state)
     array_job = num(j.array_job_id)
@@ -262,15 +318,15 @@ def _job(j: js.SqueueJob39) -> Job:
     nodes_text = j.nodes
     return Job(
         id=str(j.job_id),
-        name=j.name,
+        name=j.name or "",
         array_parent=array_parent,
         array_task=array_task,
-        user=j.user_name,
-        team=j.account,
-        qos=j.qos,
+        user=j.user_name or "",
+        team=j.account or "",
+        qos=j.qos or "",
         partition=j.partition or None,
         state=state,
-        request=_with_gpus(resources(j.tres_req_str), j),
+        request=_with_gpus(resources(j.tres_req_str or ""), j),
         nodes_requested=int(num(j.node_count) or 1),
         time_limit=limit_min * 60 if limit_min is not None else None,
         submit_time=epoch(j.submit_time) or 0.0,
@@ -282,11 +338,30 @@ def _job(j: js.SqueueJob39) -> Job:
         # A pending job's start_time is Slurm's own (backfill) estimate.
         estimated_start=start if state == PENDING else None,
         nodes=list(_hosts_cached(nodes_text)) if nodes_text and state != PENDING else [],
-        dependency=_none_if(j.dependency, "(null)"),
+        dependency=_none_if(j.dependency or "", "(null)"),
+        constraint=j.features or None,
+        exclusive=_exclusive(j),
     )
 
 
-def _jobs38(items: list[js.SqueueJob38]) -> list[Job]:
+def _jobs39(items: list[js.SqueueJob39], warnings: list[str]) -> list[Job]:
+    out: list[Job] = []
+    bad: list[str] = []
+    for j in items:
+        try:
+            out.append(_job(j))
+        except (ParseError, ValueError, TypeError, OverflowError) as exc:
+            bad.append(f"job {j.job_id}: {exc}")
+    _skipped("squeue", bad, warnings)
+    return out
+
+
+def _skipped(what: str, bad: list[str], warnings: list[str]) -> None:
+    if bad:
+        warnings.append(f"{what}: skipped {len(bad)} record(s): {'; '.join(bad[:3])}"[:300])
+
+
+def _jobs38(items: list[js.SqueueJob38], warnings: list[str] | None = None) -> list[Job]:
     """The 22.05 jobs, where every number is plain: the hot path at 100k jobs.
 
     Per job only what differs per job is done here; TRES strings and hostlists, of
@@ -296,58 +371,71 @@ def _jobs38(items: list[js.SqueueJob38]) -> list[Job]:
     requests: dict[str, Resources] = {}
     hostlists: dict[str, list[str]] = {}
     states = _STATES
+    bad: list[str] = []
     for j in items:
-        state = states.get(j.job_state, PENDING)
-        tres = j.tres_req_str
-        request = requests.get(tres)
-        if request is None:
-            request = requests[tres] = dict(_tres_cached(tres))
-        limit = j.time_limit
-        priority = j.priority
-        reason = j.state_reason
-        dependency = j.dependency
-        # At most 15 keywords: CPython compiles a call with more into one that builds a
-        # dict of them first, which doubles what a Job costs. The fields that are only
-        # set for some jobs (running, pending, array) are assigned below instead.
-        job = Job(
-            id=str(j.job_id),
-            name=j.name,
-            user=j.user_name,
-            team=j.account,
-            qos=j.qos,
-            partition=j.partition or None,
-            state=state,
-            request=request.copy(),  # each Job owns its dict: callers may update it
-            nodes_requested=j.node_count or 1,
-            time_limit=limit * 60.0 if limit is not None and limit < _SENTINEL else None,
-            submit_time=float(j.submit_time),
-            eligible_time=float(j.eligible_time) if j.eligible_time else None,
-            priority=float(priority) if priority is not None and priority < _SENTINEL else None,
-            reason=None if not reason or reason == "None" else reason,
-            dependency=None if not dependency or dependency == "(null)" else dependency,
-        )
-        if state == PENDING:
-            if j.start_time:
-                # A pending job's start_time is Slurm's own (backfill) estimate.
-                job.estimated_start = float(j.start_time)
-        else:
-            if j.start_time:
-                job.start_time = float(j.start_time)
-            if j.end_time:
-                job.end_time = float(j.end_time)
-            text = j.nodes
-            if text:
-                hosts = hostlists.get(text)
-                if hosts is None:
-                    hosts = hostlists[text] = list(_hosts_cached(text))
-                job.nodes = hosts.copy()
-        if j.array_job_id:
-            job.array_parent = str(j.array_job_id)
-            if j.array_task_id is not None:
-                job.array_task = str(j.array_task_id)
-            elif j.array_task_string:
-                job.array_task = j.array_task_string
+        # try costs nothing until it fires (3.11): one odd record is skipped, not the queue.
+        try:
+            state = states.get(j.job_state, PENDING)  # type: ignore[arg-type]
+            tres = j.tres_req_str or ""
+            request = requests.get(tres)
+            if request is None:
+                request = requests[tres] = dict(_tres_cached(tres))
+            limit = j.time_limit
+            priority = j.priority
+            reason = j.state_reason
+            dependency = j.dependency
+            submit = j.submit_time
+            # At most 15 keywords: CPython compiles a call with more into one that builds
+            # a dict of them first, which doubles what a Job costs. The fields that are
+            # only set for some jobs (running, pending, array) are assigned below instead.
+            job = Job(
+                id=str(j.job_id),
+                name=j.name or "",
+                user=j.user_name or "",
+                team=j.account or "",
+                qos=j.qos or "",
+                partition=j.partition or None,
+                state=state,
+                request=request.copy(),  # each Job owns its dict: callers may update it
+                nodes_requested=j.node_count or 1,
+                time_limit=limit * 60.0 if limit is not None and limit < _SENTINEL else None,
+                submit_time=float(submit) if submit else 0.0,
+                eligible_time=float(j.eligible_time) if j.eligible_time else None,
+                priority=float(priority) if priority is not None and priority < _SENTINEL else None,
+                reason=None if not reason or reason == "None" else reason,
+                dependency=None if not dependency or dependency == "(null)" else dependency,
+            )
+            if state == PENDING:
+                if j.start_time:
+                    # A pending job's start_time is Slurm's own (backfill) estimate.
+                    job.estimated_start = float(j.start_time)
+            else:
+                if j.start_time:
+                    job.start_time = float(j.start_time)
+                if j.end_time:
+                    job.end_time = float(j.end_time)
+                text = j.nodes
+                if text:
+                    hosts = hostlists.get(text)
+                    if hosts is None:
+                        hosts = hostlists[text] = list(_hosts_cached(text))
+                    job.nodes = hosts.copy()
+            if j.array_job_id:
+                job.array_parent = str(j.array_job_id)
+                if j.array_task_id is not None:
+                    job.array_task = str(j.array_task_id)
+                elif j.array_task_string:
+                    job.array_task = j.array_task_string
+            if j.features:
+                job.constraint = j.features
+            if j.shared == "none":  # --exclusive
+                job.exclusive = True
+        except (ParseError, ValueError, TypeError, OverflowError) as exc:
+            bad.append(f"job {j.job_id}: {exc}")
+            continue
         append(job)
+    if warnings is not None:
+        _skipped("squeue", bad, warnings)
     return out
 
 
@@ -414,8 +502,8 @@ def _one_pass(data: bytes, hint: int) -> tuple[list[Job], Decoded] | None:
         raise SlurmReportedError(f"squeue: {info.errors[0]}")
     with gc_paused():
         if version == 38:
-            return _jobs38(doc.jobs), info
-        return [_job(j) for j in doc.jobs], info
+            return _jobs38(doc.jobs or [], info.warnings), info
+        return _jobs39(doc.jobs or [], info.warnings), info
 
 
 def decode_squeue(data: bytes) -> tuple[list[Job], Decoded]:
@@ -428,7 +516,9 @@ def decode_squeue(data: bytes) -> tuple[list[Job], Decoded]:
     decoder = _squeue38 if info.version == 38 else _squeue39
     items = _payload(env.jobs, decoder, "squeue", info)
     with gc_paused():
-        return (_jobs38(items) if info.version == 38 else [_job(j) for j in items]), info
+        if info.version == 38:
+            return _jobs38(items, info.warnings), info
+        return _jobs39(items, info.warnings), info
 
 
 # ---- sinfo -------------------------------------------------------------------------
@@ -437,9 +527,9 @@ _sinfo39 = msgspec.json.Decoder(list[js.SinfoNode39])
 _groups = msgspec.json.Decoder(list[js.SinfoGroup])
 
 
-def node_state(state: str | list[str] | None, flags: list[str] = ()) -> str:  # type: ignore[assignment]
-    parts = [s.upper() for s in (state if isinstance(state, list) else [state or ""])]
-    parts += [f.upper() for f in flags]
+def node_state(state: str | list[str] | None, flags: list[str] | None = ()) -> str:  # type: ignore[assignment]
+    parts = [s.upper() for s in (state if isinstance(state, list) else [state or ""]) if s]
+    parts += [f.upper() for f in flags or () if f]
     every = set(parts)
     if every & {"DRAIN", "DRAINING", "DRAINED"}:
         return "drain"
@@ -471,18 +561,28 @@ def _gpu_counts(gres: str) -> Resources:
     return out
 
 
+def features(value: str | list[str] | None) -> list[str]:
+    """Node features: "h100,ib" (22.05) or a list (23.11+)."""
+    if isinstance(value, list):
+        return [str(f) for f in value if f]
+    return [f for f in (value or "").split(",") if f and f != "(null)"]
+
+
 def _node(
     name: str,
     state: str,
-    partitions: list[str],
-    tres: str,
-    used: str,
-    gres: str,
-    gres_used: str,
-    reason: str,
+    partitions: list[str] | None,
+    tres: str | None,
+    used: str | None,
+    gres: str | None,
+    gres_used: str | None,
+    reason: str | None,
+    active_features: str | list[str] | None = None,
 ) -> Node:
+    # Every text may be null: an idle 22.05 node has "tres_used": null.
+    gres, gres_used = gres or "", gres_used or ""
     gtype, idx = _gpus(gres, gres_used)
-    capacity, allocated = resources(tres), resources(used)
+    capacity, allocated = resources(tres or ""), resources(used or "")
     # Some clusters track no gres/gpu TRES; the GRES strings still count the GPUs.
     if "gpu" not in capacity:
         capacity.update(_gpu_counts(gres))
@@ -490,14 +590,39 @@ def _node(
         allocated.update(_gpu_counts(gres_used))
     return Node(
         name=name,
-        partitions=partitions,
+        partitions=list(partitions or []),
         state=state,
         capacity=capacity,
         allocated=allocated,
         gpu_type=gtype,
         gpus_used_indices=idx,
         reason=reason or None,
+        features=features(active_features),
     )
+
+
+def _nodes(recs: list[Any], info: Decoded, flags: bool) -> list[Node]:
+    out: list[Node] = []
+    bad: list[str] = []
+    for n in recs:
+        try:
+            out.append(
+                _node(
+                    n.name,
+                    node_state(n.state, n.state_flags if flags else ()),
+                    n.partitions,
+                    n.tres,
+                    n.tres_used,
+                    n.gres,
+                    n.gres_used,
+                    n.reason,
+                    n.active_features,
+                )
+            )
+        except (ParseError, ValueError, TypeError) as exc:
+            bad.append(f"node {n.name}: {exc}")
+    _skipped("sinfo", bad, info.warnings)
+    return out
 
 
 def decode_sinfo(data: bytes) -> tuple[list[Node], Decoded, bool]:
@@ -506,42 +631,19 @@ def decode_sinfo(data: bytes) -> tuple[list[Node], Decoded, bool]:
     env, info = _open(data, "sinfo")
     if env.nodes:
         if info.version == 38:
-            recs38 = _payload(env.nodes, _sinfo38, "sinfo", info)
-            nodes = [
-                _node(
-                    n.name,
-                    node_state(n.state, n.state_flags),
-                    n.partitions,
-                    n.tres,
-                    n.tres_used,
-                    n.gres,
-                    n.gres_used,
-                    n.reason,
-                )
-                for n in recs38
-            ]
+            nodes = _nodes(_payload(env.nodes, _sinfo38, "sinfo", info), info, True)
         else:
-            recs39 = _payload(env.nodes, _sinfo39, "sinfo", info)
-            nodes = [
-                _node(
-                    n.name,
-                    node_state(n.state),
-                    n.partitions,
-                    n.tres,
-                    n.tres_used,
-                    n.gres,
-                    n.gres_used,
-                    n.reason,
-                )
-                for n in recs39
-            ]
+            nodes = _nodes(_payload(env.nodes, _sinfo39, "sinfo", info), info, False)
         return nodes, info, True
     by_name: dict[str, Node] = {}
     for g in _payload(env.sinfo, _groups, "sinfo", info):
-        names = g.nodes.nodes if g.nodes else []
-        part = g.partition.name if g.partition else ""
+        names = (g.nodes.nodes if g.nodes else None) or []
+        part = (g.partition.name if g.partition else "") or ""
         gres = g.gres if isinstance(g.gres, js.GroupGres) else js.GroupGres(total=g.gres or "")
-        reason = g.reason.description if isinstance(g.reason, js.GroupReason) else (g.reason or "")
+        gres_total, gres_used = gres.total or "", gres.used or ""
+        reason = g.reason.description if isinstance(g.reason, js.GroupReason) else g.reason
+        reason = reason or ""
+        active = features(g.features.active if g.features else None)
         state = node_state(g.node.state if g.node else None)
         cpus = num(g.cpus.total) if g.cpus else None
         mem = num(g.memory.maximum) if g.memory else None
@@ -553,8 +655,8 @@ def decode_sinfo(data: bytes) -> tuple[list[Node], Decoded, bool]:
                     cap["cpu"] = cpus
                 if mem is not None:
                     cap["memory"] = mem
-                cap.update(_gpu_counts(gres.total))
-                gtype, idx = _gpus(gres.total, gres.used if len(names) == 1 else "")
+                cap.update(_gpu_counts(gres_total))
+                gtype, idx = _gpus(gres_total, gres_used if len(names) == 1 else "")
                 node = by_name[name] = Node(
                     name=name,
                     state=state,
@@ -562,6 +664,7 @@ def decode_sinfo(data: bytes) -> tuple[list[Node], Decoded, bool]:
                     gpu_type=gtype,
                     gpus_used_indices=idx,
                     reason=reason or None,
+                    features=active,
                 )
             if part and part not in node.partitions:
                 node.partitions.append(part)
@@ -572,11 +675,11 @@ def decode_sinfo(data: bytes) -> tuple[list[Node], Decoded, bool]:
 _sacct = msgspec.json.Decoder(list[js.AcctJob])
 
 
-def _acct_tres(items: list[js.AcctTres]) -> Resources:
+def _acct_tres(items: list[js.AcctTres] | None) -> Resources:
     out: Resources = {}
-    for t in items:
+    for t in items or ():
         count = num(t.count)
-        if count is None:
+        if count is None or not t.type:
             continue
         key = {"mem": "memory"}.get(t.type, t.type) if t.type != "gres" else (t.name or "gres")
         if key not in NOT_RESOURCES:
@@ -592,17 +695,20 @@ def _acct_job(j: js.AcctJob) -> Job:
     array_job = num(arr.job_id)
     task = num(arr.task_id)
     tres = j.tres or js.AcctTresSet()
+    wanted = tres.requested or tres.allocated
+    node_count = next((num(t.count) for t in wanted or () if t.type == "node"), None)
     return Job(
         id=str(j.job_id),
-        name=j.name,
+        name=j.name or "",
         array_parent=str(int(array_job)) if array_job else None,
         array_task=str(int(task)) if array_job and task is not None else None,
-        user=j.user,
-        team=j.account,
-        qos=j.qos,
+        user=j.user or "",
+        team=j.account or "",
+        qos=j.qos or "",
         partition=j.partition or None,
         state=state,
-        request=_acct_tres(tres.requested or tres.allocated),
+        request=_acct_tres(wanted),
+        nodes_requested=int(node_count or 1),
         time_limit=limit * 60 if limit is not None else None,
         submit_time=epoch(t.submission) or 0.0,
         eligible_time=epoch(t.eligible),
@@ -616,7 +722,15 @@ def _acct_job(j: js.AcctJob) -> Job:
 def decode_sacct(data: bytes) -> tuple[list[Job], Decoded]:
     """Every record, including earlier runs of a requeued job (``--duplicates``)."""
     env, info = _open(data, "sacct")
-    return [_acct_job(j) for j in _payload(env.jobs, _sacct, "sacct", info)], info
+    out: list[Job] = []
+    bad: list[str] = []
+    for j in _payload(env.jobs, _sacct, "sacct", info):
+        try:
+            out.append(_acct_job(j))
+        except (ParseError, ValueError, TypeError, OverflowError) as exc:
+            bad.append(f"job {j.job_id}: {exc}")
+    _skipped("sacct", bad, info.warnings)
+    return out, info
 
 
 DECODERS: dict[str, Callable[[bytes], object]] = {

@@ -38,14 +38,14 @@ class Version(Struct, gc=False):
 
 class SlurmInfo(Struct, gc=False):
     version: Version | None = None
-    release: str = ""
-    cluster: str = ""
+    release: str | None = ""
+    cluster: str | None = ""
 
 
 class Plugin(Struct, gc=False):
-    type: str = ""
-    name: str = ""
-    data_parser: str = ""
+    type: str | None = ""
+    name: str | None = ""
+    data_parser: str | None = ""
 
 
 class Meta(Struct, gc=False):
@@ -59,17 +59,17 @@ class Envelope(Struct, gc=False):
     """The outer document; the payload stays raw until the version is known."""
 
     meta: Meta | None = None
-    errors: list[msgspec.Raw] = []
-    warnings: list[msgspec.Raw] = []
+    errors: list[msgspec.Raw] | None = []
+    warnings: list[msgspec.Raw] | None = []
     jobs: msgspec.Raw = msgspec.Raw()
     nodes: msgspec.Raw = msgspec.Raw()
     sinfo: msgspec.Raw = msgspec.Raw()
 
 
 class Message(Struct, gc=False):
-    error: str = ""
-    description: str = ""
-    source: str = ""
+    error: str | None = ""
+    description: str | None = ""
+    source: str | None = ""
     error_number: int | None = None
 
 
@@ -82,42 +82,44 @@ class SqueueJob38(Struct, kw_only=True, gc=False):
     first try, while each of the ~90 unwanted keys is compared with every field. So
     every declared field costs decode time at 100k jobs, and so does a wrong order."""
 
-    account: str = ""
-    array_job_id: int = 0
+    account: str | None = ""
+    array_job_id: int | None = 0
     array_task_id: int | None = None
-    array_task_string: str = ""
-    dependency: str = ""
-    eligible_time: int = 0
-    end_time: int = 0
+    array_task_string: str | None = ""
+    dependency: str | None = ""
+    eligible_time: int | None = 0
+    end_time: int | None = 0
+    features: str | None = ""  # the --constraint expression
     job_id: int
-    job_state: str = ""
-    name: str = ""
-    nodes: str = ""
+    job_state: str | None = ""
+    name: str | None = ""
+    nodes: str | None = ""
     node_count: int | None = None
-    partition: str = ""
+    partition: str | None = ""
     priority: int | None = None
-    qos: str = ""
-    start_time: int = 0
-    state_reason: str = ""
-    submit_time: int = 0
+    qos: str | None = ""
+    shared: str | None = None  # "none" = --exclusive; "shared" = --oversubscribe
+    start_time: int | None = 0
+    state_reason: str | None = ""
+    submit_time: int | None = 0
     time_limit: int | None = None  # minutes
-    tres_req_str: str = ""
-    user_name: str = ""
+    tres_req_str: str | None = ""
+    user_name: str | None = ""
 
 
 class SqueueJob39(Struct, gc=False):
     job_id: int
-    name: str = ""
-    account: str = ""
-    user_name: str = ""
-    qos: str = ""
-    partition: str = ""
+    name: str | None = ""
+    account: str | None = ""
+    user_name: str | None = ""
+    qos: str | None = ""
+    partition: str | None = ""
     job_state: AnyStates = None
-    state_reason: str = ""
+    state_reason: str | None = ""
     priority: AnyNum = None
     array_job_id: AnyNum = None
     array_task_id: AnyNum = None
-    array_task_string: str = ""
+    array_task_string: str | None = ""
     array_max_tasks: AnyNum = None
     submit_time: AnyNum = None
     eligible_time: AnyNum = None
@@ -125,32 +127,37 @@ class SqueueJob39(Struct, gc=False):
     end_time: AnyNum = None
     time_limit: AnyNum = None
     node_count: AnyNum = None
-    nodes: str = ""
-    tres_req_str: str = ""
-    dependency: str = ""
+    nodes: str | None = ""
+    tres_req_str: str | None = ""
+    dependency: str | None = ""
     # GPUs asked with --gpus / --gpus-per-node / --gpus-per-task, which 23.02+
     # leaves out of tres_req_str (real Slurm-web fixtures, 23.11 to 25.05).
-    tres_per_job: str = ""
-    tres_per_node: str = ""
-    tres_per_task: str = ""
+    tres_per_job: str | None = ""
+    tres_per_node: str | None = ""
+    tres_per_task: str | None = ""
     tasks: AnyNum = None
+    features: str | None = ""  # the --constraint expression
+    # 23.02+: lists of flags; "exclusive": ["true"] or "shared": ["none"] = --exclusive
+    shared: list[str] | str | None = None
+    exclusive: list[str] | str | bool | None = None
 
 
 # ---- sinfo --json ------------------------------------------------------------------
 class SinfoNode38(Struct, gc=False):
     name: str
-    state: str = ""
-    state_flags: list[str] = []
-    partitions: list[str] = []
-    cpus: int = 0
-    alloc_cpus: int = 0
-    real_memory: int = 0
-    alloc_memory: int = 0
-    gres: str = ""
-    gres_used: str = ""
-    tres: str = ""
-    tres_used: str = ""
-    reason: str = ""
+    state: str | None = ""
+    state_flags: list[str] | None = []
+    partitions: list[str] | None = []
+    cpus: int | None = 0
+    alloc_cpus: int | None = 0
+    real_memory: int | None = 0
+    alloc_memory: int | None = 0
+    gres: str | None = ""
+    gres_used: str | None = ""
+    tres: str | None = ""
+    tres_used: str | None = ""
+    reason: str | None = ""
+    active_features: str | None = ""  # "h100,ib"
 
 
 class SinfoNode39(Struct, gc=False):
@@ -158,20 +165,21 @@ class SinfoNode39(Struct, gc=False):
 
     name: str
     state: AnyStates = None
-    partitions: list[str] = []
+    partitions: list[str] | None = []
     cpus: AnyNum = None
     alloc_cpus: AnyNum = None
     real_memory: AnyNum = None
     alloc_memory: AnyNum = None
-    gres: str = ""
-    gres_used: str = ""
-    tres: str = ""
-    tres_used: str = ""
-    reason: str = ""
+    gres: str | None = ""
+    gres_used: str | None = ""
+    tres: str | None = ""
+    tres_used: str | None = ""
+    reason: str | None = ""
+    active_features: list[str] | str | None = None  # 23.11+: a list
 
 
 class GroupNodes(Struct, gc=False):
-    nodes: list[str] = []
+    nodes: list[str] | None = []
     total: AnyNum = None
 
 
@@ -190,16 +198,21 @@ class GroupMemory(Struct, gc=False):
 
 
 class GroupPartition(Struct, gc=False):
-    name: str = ""
+    name: str | None = ""
 
 
 class GroupGres(Struct, gc=False):
-    total: str = ""
-    used: str = ""
+    total: str | None = ""
+    used: str | None = ""
 
 
 class GroupReason(Struct, gc=False):
-    description: str = ""
+    description: str | None = ""
+
+
+class GroupFeatures(Struct, gc=False):
+    total: str | None = ""
+    active: str | None = ""
 
 
 class SinfoGroup(Struct, gc=False):
@@ -212,12 +225,13 @@ class SinfoGroup(Struct, gc=False):
     partition: GroupPartition | None = None
     gres: GroupGres | str | None = None
     reason: GroupReason | str | None = None
+    features: GroupFeatures | None = None
 
 
 # ---- sacct --json ------------------------------------------------------------------
 class AcctState(Struct, gc=False):
     current: AnyStates = None
-    reason: str = ""
+    reason: str | None = ""
 
 
 class AcctTime(Struct, gc=False):
@@ -230,14 +244,14 @@ class AcctTime(Struct, gc=False):
 
 
 class AcctTres(Struct, gc=False):
-    type: str = ""
+    type: str | None = ""
     name: str | None = None
     count: AnyNum = None
 
 
 class AcctTresSet(Struct, gc=False):
-    allocated: list[AcctTres] = []
-    requested: list[AcctTres] = []
+    allocated: list[AcctTres] | None = []
+    requested: list[AcctTres] | None = []
 
 
 class AcctArray(Struct, gc=False):
@@ -250,12 +264,12 @@ class AcctJob(Struct, gc=False):
     """One ``sacct --json`` job; the same names in dbv0.0.38 and data_parser v0.0.39+."""
 
     job_id: int
-    name: str = ""
-    account: str = ""
-    user: str = ""
-    qos: str = ""
-    partition: str = ""
-    nodes: str = ""
+    name: str | None = ""
+    account: str | None = ""
+    user: str | None = ""
+    qos: str | None = ""
+    partition: str | None = ""
+    nodes: str | None = ""
     state: AcctState | None = None
     time: AcctTime | None = None
     tres: AcctTresSet | None = None
@@ -267,13 +281,13 @@ class Squeue38(Struct, gc=False):
     """The whole document in one pass when the version could be read up front."""
 
     meta: Meta | None = None
-    errors: list[msgspec.Raw] = []
-    warnings: list[msgspec.Raw] = []
-    jobs: list[SqueueJob38] = []
+    errors: list[msgspec.Raw] | None = []
+    warnings: list[msgspec.Raw] | None = []
+    jobs: list[SqueueJob38] | None = []
 
 
 class Squeue39(Struct, gc=False):
     meta: Meta | None = None
-    errors: list[msgspec.Raw] = []
-    warnings: list[msgspec.Raw] = []
-    jobs: list[SqueueJob39] = []
+    errors: list[msgspec.Raw] | None = []
+    warnings: list[msgspec.Raw] | None = []
+    jobs: list[SqueueJob39] | None = []

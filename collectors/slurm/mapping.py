@@ -8,12 +8,10 @@ from collections.abc import Iterable
 import msgspec
 
 from collectors.model import (
-    CANCELLED,
-    COMPLETED,
-    FAILED,
     PENDING,
     PREEMPTED,
     RUNNING,
+    TERMINAL_STATES,
     QoS,
     Resources,
     Team,
@@ -30,10 +28,15 @@ from collectors.slurm.table import to_float
 from collectors.slurm.timestamps import parse_timestamp
 
 NO_GUARANTEE = "Slurm has no guarantee: GrpTRES is a cap (max) only"
-TERMINAL = frozenset({COMPLETED, FAILED, CANCELLED, PREEMPTED})
 
 
-def qos_levels(rows: Iterable[QosRow], cluster_preempt_mode: str = "requeue") -> list[QoS]:
+def qos_levels(
+    rows: Iterable[QosRow],
+    cluster_preempt_mode: str = "requeue",
+    cluster_exempt_time: float | None = None,
+) -> list[QoS]:
+    """QoS levels; PreemptMode ``cluster`` and an unset PreemptExemptTime take the
+    cluster's own values (``scontrol show config``)."""
     out = []
     for r in rows:
         mode = r.preempt_mode
@@ -52,6 +55,11 @@ def qos_levels(rows: Iterable[QosRow], cluster_preempt_mode: str = "requeue") ->
                 max_submit_jobs_per_user=r.max_submit_per_user,
                 max_jobs_per_user=r.max_jobs_per_user,
                 usage_factor=r.usage_factor,
+                preempt_exempt_time=r.preempt_exempt_time
+                if r.preempt_exempt_time is not None
+                else cluster_exempt_time,
+                grace_time=r.grace_time,
+                flags=list(r.flags),
             )
         )
     return out
@@ -70,7 +78,6 @@ def teams(
     """One team per account (root excluded: it is the whole cluster)."""
     parents = _parents(assocs)
     fs = {s.account: s.fairshare for s in shares if s.user is None}
-    qos_by_name = {q.name: q for q in qos_rows}
     users: dict[str, list[Assoc]] = {}
     for a in assocs:
         if a.user is not None:
@@ -81,7 +88,7 @@ def teams(
         if a.user is not None or a.partition is not None or a.account == "root":
             continue
         notes = [NO_GUARANTEE]
-        per_user, note = _per_user_limit(users.get(a.account, []), qos_by_name)
+        per_user, note = _per_user_limit(users.get(a.account, []))
         if note:
             notes.append(note)
         parent = a.parent if a.parent and a.parent != "root" else None
@@ -105,20 +112,14 @@ def teams(
     return out
 
 
-def _per_user_limit(
-    user_assocs: list[Assoc], qos_by_name: dict[str, QosRow]
-) -> tuple[Resources | None, str | None]:
-    """A user association's own GrpTRES caps that user in this account; without one,
-    the cap is the default QoS's MaxTRESPerUser."""
+def _per_user_limit(user_assocs: list[Assoc]) -> tuple[Resources | None, str | None]:
+    """The user associations' own GrpTRES, when they share one, caps each user in this
+    account. A QoS's MaxTRESPerUser is not the account's: it is in Snapshot.limits
+    with scope qos, and applies to every account alike."""
     own = {str(sorted(u.grp_tres.items())) for u in user_assocs if u.grp_tres}
     if len(own) == 1:
         first = next(u.grp_tres for u in user_assocs if u.grp_tres)
         return first, "per-user limit: the user associations' GrpTRES"
-    defaults = {u.default_qos or "normal" for u in user_assocs} or {"normal"}
-    if len(defaults) == 1:
-        q = qos_by_name.get(next(iter(defaults)))
-        if q is not None and q.max_tres_per_user:
-            return q.max_tres_per_user, f"per-user limit: QoS {q.name} MaxTRESPerUser"
     return None, None
 
 
@@ -154,7 +155,8 @@ def attach_priority(jobs: list[ModelJob], rows: list[SprioRow]) -> list[ModelJob
         row = next((r for r in found if r.partition == j.partition), None)
         if row is None:
             row = max(found, key=lambda r: r.priority or 0.0)
-        priority = row.priority if row.priority is not None else j.priority
+        # squeue's own number is the job's priority; sprio's only when squeue has none.
+        priority = j.priority if j.priority is not None else row.priority
         out.append(msgspec.structs.replace(j, factors=row.factors, priority=priority))
     return out
 
@@ -165,7 +167,7 @@ def merge_history(live: list[ModelJob], history: list[ModelJob]) -> list[ModelJo
     have = {j.id for j in live}
     latest: dict[str, ModelJob] = {}
     for j in history:
-        if j.id in have or j.state not in TERMINAL:
+        if j.id in have or j.state not in TERMINAL_STATES:
             continue
         prev = latest.get(j.id)
         if prev is None or (j.end_time or 0) >= (prev.end_time or 0):
@@ -213,4 +215,6 @@ def job_from_text(r: dict[str, str], tz: dt.tzinfo | None = None) -> ModelJob:
         estimated_start=start if state == PENDING else None,
         nodes=expand_hostlist(nodes) if state != PENDING else [],
         dependency=r["Dependency"] if r["Dependency"] not in ("(null)", "") else None,
+        constraint=r["Feature"] if r["Feature"] not in ("(null)", "") else None,
+        exclusive=r["OverSubscribe"] == "NO",  # NO = --exclusive; OK/YES/USER/MCS otherwise
     )

@@ -54,6 +54,12 @@ class QosRow(Struct):
     max_tres_per_user: Resources | None
     max_jobs_per_user: int | None
     max_submit_per_user: int | None
+    grace_time: float | None = None
+    preempt_exempt_time: float | None = None  # None: not set, the cluster's applies
+    grp_submit_jobs: int | None = None
+    max_tres_per_account: Resources | None = None
+    max_jobs_per_account: int | None = None
+    max_submit_per_account: int | None = None
 
 
 def _tres_or_none(text: str) -> Resources | None:
@@ -107,6 +113,12 @@ def parse_qos(text: str) -> list[QosRow]:
                 max_tres_per_user=_tres_or_none(r["MaxTRESPU"]),
                 max_jobs_per_user=to_int(r["MaxJobsPU"], "MaxJobsPU"),
                 max_submit_per_user=to_int(r["MaxSubmitPU"], "MaxSubmitPU"),
+                grace_time=parse_duration(r["GraceTime"]),
+                preempt_exempt_time=parse_duration(r["PreemptExemptTime"]),
+                grp_submit_jobs=to_int(r["GrpSubmitJobs"], "GrpSubmitJobs"),
+                max_tres_per_account=_tres_or_none(r["MaxTRESPA"]),
+                max_jobs_per_account=to_int(r["MaxJobsPA"], "MaxJobsPA"),
+                max_submit_per_account=to_int(r["MaxSubmitPA"], "MaxSubmitPA"),
             )
         )
     return out

@@ -57,6 +57,8 @@ def parse_partitions(text: str) -> list[Partition]:
                 priority_job_factor=to_int(d.get("PriorityJobFactor", "0"), "PriorityJobFactor")
                 or 0,
                 default=d.get("Default", "NO") == "YES",
+                # QoS=N/A: none; else the partition QoS whose limits bind every job in it.
+                qos=d.get("QoS") if d.get("QoS") not in (None, "", "N/A", "(null)") else None,
             )
         )
     return out

@@ -36,6 +36,8 @@ FIELDS = [
     "RestartCnt",
     "PreemptTime",
     "Requeue",
+    "Feature",  # the --constraint expression; "(null)" without one
+    "OverSubscribe",  # "NO" = --exclusive
     "Name",
 ]
 FORMAT = ",".join(f"{f}:|" for f in FIELDS)

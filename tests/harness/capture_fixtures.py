@@ -64,7 +64,7 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
     "squeue.json": (["squeue", "--all", "--json"], "jobs (openapi/v0.0.38)"),
     "sinfo.json": (["sinfo", "--all", "--json"], "nodes, GRES, GRES used, state"),
     "sacct.json": (
-        ["sacct", "--json", "--allusers", "--duplicates", "--starttime=now-1days"],
+        ["sacct", "--json", "--allusers", "--duplicates", "--starttime=now-7days"],
         "recent history incl. finished and preempted runs (openapi/dbv0.0.38)",
     ),
     "squeue.txt": (

@@ -76,7 +76,9 @@ def _reason_text(j: Job, c: TableContext) -> str:
 
 
 STATE_SHORT = {"running": "run", "pending": "pend", "suspended": "susp", "completed": "done",
-               "failed": "fail", "cancelled": "canc", "preempted": "prmt"}
+               "failed": "fail", "cancelled": "canc", "preempted": "prmt", "timeout": "tout",
+               "node_fail": "nfal", "out_of_memory": "oom", "boot_fail": "bfal",
+               "deadline": "dead"}
 
 COLUMNS: tuple[Column, ...] = (
     Column("id", "JOBID", 9, lambda j, c: j.id, lambda j, c: (len(j.id), j.id)),
