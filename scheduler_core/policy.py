@@ -16,6 +16,9 @@ BackfillMode = Literal["none", "easy", "conservative"]
 PlacementMode = Literal["best_fit", "spread"]
 PreemptMode = Literal["requeue", "suspend", "cancel"]
 QuotaMode = Literal["enforce", "max_only", "off"]
+PassesMode = Literal["grid", "events"]
+PriorityMode = Literal["computed", "source"]
+RuntimesMode = Literal["limit", "estimate"]
 
 
 class PriorityWeights(Struct, kw_only=True, forbid_unknown_fields=True):
@@ -43,6 +46,10 @@ class Policy(Struct, kw_only=True, forbid_unknown_fields=True):
     preempt_mode: PreemptMode = "requeue"
     strict_team_fifo: bool = False  # the seed article's order: per-team FIFO by submit time
     quota: QuotaMode = "enforce"
+    passes: PassesMode = "grid"  # events: a pass at each job end or arrival, not on the grid
+    main_pass: bool = False  # strict-priority main pass per partition before backfill
+    priority: PriorityMode = "computed"  # source: the snapshot's Job.priority, aged
+    runtimes: RuntimesMode = "estimate"  # limit: ignore Job.runtime_estimate
 
 
 _encoder = msgspec.msgpack.Encoder()

@@ -32,12 +32,16 @@ class Prediction(Struct, array_like=True, frozen=True, gc=False):
     job_id: str
     state: str  # starts_now | planned | waiting | held | rejected
     start: float | None  # epoch seconds; None: no start within the horizon
-    end: float | None  # start + time limit, when both are known
+    end: float | None  # start + runtime (the time limit, or the estimate), when known
     nodes: list[str]
     reason: str  # the binding constraint in words
     preempts: list[Preemption]
     priority: float
     factors: Factors
+    # Appended fields (defaults let rows of an older core decode):
+    binding: str = ""  # the binding limit or resource in short words; "" when it starts now
+    runtime: float | None = None  # seconds this job runs in the prediction; None: unlimited
+    runtime_basis: str = ""  # "estimate: <basis>", "time limit" or "no time limit"
 
 
 class SimEvent(Struct, array_like=True, frozen=True, gc=False):

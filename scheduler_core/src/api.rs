@@ -2,20 +2,41 @@
 //! msgspec Structs with array_like=True in scheduler_core/types.py).
 
 use crate::cluster::{id_cmp, Cluster, St, INF};
-use crate::fxhash::FxMap;
 use crate::engine::{fmt_amount, fmt_clock, Block, Engine, Ev};
-use crate::policy::Policy;
+use crate::fxhash::FxMap;
+use crate::policy::{Policy, PriorityMode, Runtimes};
 use crate::wire::{decode_sim_input, decode_snapshot, CPU};
 use std::fmt::Write as _;
 
 type Factors = [f64; 5];
-/// (id, state, start, end, nodes, reason, preempts [(id, mode)], priority, factors)
-type PredRow<'a> = (&'a str, &'static str, Option<f64>, Option<f64>, Vec<&'a str>, &'a str, Vec<(&'a str, &'static str)>, f64, Factors);
+/// (id, state, start, end, nodes, reason, preempts [(id, mode)], priority, factors,
+///  binding, runtime, runtime_basis); new fields go at the end, so old decoders still read a row.
+type PredRow<'a> = (
+    &'a str,
+    &'static str,
+    Option<f64>,
+    Option<f64>,
+    Vec<&'a str>,
+    &'a str,
+    Vec<(&'a str, &'static str)>,
+    f64,
+    Factors,
+    &'a str,
+    Option<f64>,
+    &'a str,
+);
 
 fn pending_in_submit_order(e: &Engine) -> Vec<usize> {
     let jobs = &e.c.jobs;
-    let mut v: Vec<usize> = (0..jobs.len()).filter(|&j| jobs[j].st == St::Pending).collect();
-    v.sort_by(|&a, &b| jobs[a].submit.total_cmp(&jobs[b].submit).then_with(|| id_cmp(jobs[a].id, jobs[b].id)));
+    let mut v: Vec<usize> = (0..jobs.len())
+        .filter(|&j| jobs[j].st == St::Pending)
+        .collect();
+    v.sort_by(|&a, &b| {
+        jobs[a]
+            .submit
+            .total_cmp(&jobs[b].submit)
+            .then_with(|| id_cmp(jobs[a].id, jobs[b].id))
+    });
     v
 }
 
@@ -40,7 +61,8 @@ impl RowSink for Whole {
         let _ = rmp::encode::write_array_len(&mut self.0, n as u32);
     }
     fn row(&mut self, row: &PredRow) -> Result<(), String> {
-        rmp_serde::encode::write(&mut self.0, row).map_err(|e| format!("cannot encode predictions: {e}"))
+        rmp_serde::encode::write(&mut self.0, row)
+            .map_err(|e| format!("cannot encode predictions: {e}"))
     }
 }
 
@@ -54,7 +76,8 @@ impl RowSink for Rows {
     }
     fn row(&mut self, row: &PredRow) -> Result<(), String> {
         self.1.push(self.0.len() as u64);
-        rmp_serde::encode::write(&mut self.0, row).map_err(|e| format!("cannot encode predictions: {e}"))
+        rmp_serde::encode::write(&mut self.0, row)
+            .map_err(|e| format!("cannot encode predictions: {e}"))
     }
 }
 
@@ -66,7 +89,11 @@ pub fn predict(snapshot: &[u8], policy: &Policy, horizon: f64) -> Result<Vec<u8>
 
 /// The predictions as one buffer of concatenated msgpack rows and the offset
 /// where each row starts (plus the end), so Python decodes a row only when it is read.
-pub fn predict_rows(snapshot: &[u8], policy: &Policy, horizon: f64) -> Result<(Vec<u8>, Vec<u64>), String> {
+pub fn predict_rows(
+    snapshot: &[u8],
+    policy: &Policy,
+    horizon: f64,
+) -> Result<(Vec<u8>, Vec<u64>), String> {
     let mut out = Rows(Vec::new(), Vec::new());
     predict_with(snapshot, policy, horizon, &mut out)?;
     out.1.push(out.0.len() as u64);
@@ -75,24 +102,58 @@ pub fn predict_rows(snapshot: &[u8], policy: &Policy, horizon: f64) -> Result<(V
 
 /// Runs the prediction and hands each row to `out` as it is made (after their
 /// number): a 100k-job answer is never held twice, as rows and as msgpack.
-fn predict_with(snapshot: &[u8], policy: &Policy, horizon: f64, out: &mut impl RowSink) -> Result<(), String> {
+fn predict_with(
+    snapshot: &[u8],
+    policy: &Policy,
+    horizon: f64,
+    out: &mut impl RowSink,
+) -> Result<(), String> {
     if !horizon.is_finite() || horizon < 0.0 {
-        return Err(format!("horizon {horizon} must be a finite number of seconds >= 0"));
+        return Err(format!(
+            "horizon {horizon} must be a finite number of seconds >= 0"
+        ));
     }
     let snap = decode_snapshot(snapshot)?;
     let now = snap.taken_at;
-    let c = Cluster::build(&snap, &[], now, now + horizon, true)?;
+    let c = Cluster::build(
+        &snap,
+        &[],
+        now,
+        now + horizon,
+        true,
+        policy.runtimes == Runtimes::Estimate,
+    )?;
     // The cluster borrows names from the buffer, not from the decoded snapshot.
     drop(snap);
     let mut e = Engine::new(c, policy, now);
     e.static_priority = true;
     e.keep_events = false;
     e.compute_priorities(now);
-    let mut queue: Vec<usize> = (0..e.c.jobs.len()).filter(|&j| e.c.jobs[j].st == St::Pending).collect();
+    if policy.priority == PriorityMode::Source {
+        // The order the source reports at the snapshot; from there, only age moves it.
+        for job in e.c.jobs.iter_mut().filter(|j| j.st == St::Pending) {
+            if let Some(p) = job.src_prio {
+                job.prio = p;
+            }
+            if let Some(f) = job.src_factors {
+                job.factors = f;
+            }
+        }
+        if policy.w.age > 0.0 {
+            e.age_drift = Some(e.c.jobs.iter().map(|j| j.prio).collect());
+        }
+    }
+    let mut queue: Vec<usize> = (0..e.c.jobs.len())
+        .filter(|&j| e.c.jobs[j].st == St::Pending)
+        .collect();
     {
         let jobs = &e.c.jobs;
         queue.sort_by(|&a, &b| {
-            jobs[b].prio.total_cmp(&jobs[a].prio).then(jobs[a].submit.total_cmp(&jobs[b].submit)).then_with(|| id_cmp(jobs[a].id, jobs[b].id))
+            jobs[b]
+                .prio
+                .total_cmp(&jobs[a].prio)
+                .then(jobs[a].submit.total_cmp(&jobs[b].submit))
+                .then_with(|| id_cmp(jobs[a].id, jobs[b].id))
         });
     }
     for j in pending_in_submit_order(&e) {
@@ -108,33 +169,66 @@ fn predict_with(snapshot: &[u8], policy: &Policy, horizon: f64, out: &mut impl R
     let mut worded: FxMap<(usize, usize, u64), String> = FxMap::default();
     let mut reason = String::with_capacity(256);
     let beyond = format!("; no start within the {}s horizon", fmt_amount(horizon));
+    let mut binding = String::with_capacity(64);
+    let mut basis = String::with_capacity(64);
+    let mut bindings: FxMap<(usize, usize, u64), String> = FxMap::default();
     for j in queue {
         let job = &e.c.jobs[j];
-        let preempts: Vec<(&str, &'static str)> =
-            e.preempted_by.get(&j).map(|v| v.iter().map(|&(v, m)| (e.c.jobs[v].id, m.name())).collect()).unwrap_or_default();
+        let preempts: Vec<(&str, &'static str)> = e
+            .preempted_by
+            .get(&j)
+            .map(|v| v.iter().map(|&(v, m)| (e.c.jobs[v].id, m.name())).collect())
+            .unwrap_or_default();
         let start = job.first_start.filter(|&s| s <= now + horizon);
         reason.clear();
+        binding.clear();
         let state = if let Some(r) = e.reject_reason.get(&j) {
             reason.push_str(r);
-            "rejected"
+            if let Some(b) = e.reject_binding.get(&j) {
+                binding.push_str(b);
+            }
+            // A job that can never start for a limit it cannot change (its time limit
+            // over a MaxWall) is held, as the scheduler keeps it queued; others are rejected.
+            if r.starts_with("held") {
+                "held"
+            } else {
+                "rejected"
+            }
         } else if let Some(s) = start {
+            if s != now {
+                push_binding(&mut binding, &e, j, &mut bindings);
+            }
             if s == now {
                 reason.push_str("starts now");
             } else {
                 push_why(&mut reason, &e, j, &mut worded);
                 let (by_node, by_team) = e.start_trigger[j].unwrap_or((None, None));
-                let quota_bound = matches!(e.first_block[j], Some(Block::Max { .. }) | Some(Block::Cohort { .. }));
-                let at = clocks.entry(s.to_bits()).or_insert_with(|| fmt_clock(s, now));
+                let quota_bound = matches!(
+                    e.first_block[j],
+                    Some(Block::Max { .. }) | Some(Block::Cohort { .. })
+                );
+                let at = clocks
+                    .entry(s.to_bits())
+                    .or_insert_with(|| fmt_clock(s, now));
                 reason.push_str("; earliest at ");
                 reason.push_str(at);
-                if let Some(t) = if quota_bound { by_team.or(by_node) } else { by_node } {
+                if let Some(t) = if quota_bound {
+                    by_team.or(by_node)
+                } else {
+                    by_node
+                } {
                     reason.push_str(" when job ");
                     reason.push_str(e.c.jobs[t].id);
                     reason.push_str(" ends");
                 }
             }
             if !preempts.is_empty() {
-                let _ = write!(reason, " by preempting {} job{} (", preempts.len(), if preempts.len() == 1 { "" } else { "s" });
+                let _ = write!(
+                    reason,
+                    " by preempting {} job{} (",
+                    preempts.len(),
+                    if preempts.len() == 1 { "" } else { "s" }
+                );
                 for (i, p) in preempts.iter().enumerate() {
                     if i > 0 {
                         reason.push_str(", ");
@@ -143,29 +237,108 @@ fn predict_with(snapshot: &[u8], policy: &Policy, horizon: f64, out: &mut impl R
                 }
                 reason.push(')');
             }
-            if s == now { "starts_now" } else { "planned" }
+            if s == now {
+                "starts_now"
+            } else {
+                "planned"
+            }
         } else {
             push_why(&mut reason, &e, j, &mut worded);
+            push_binding(&mut binding, &e, j, &mut bindings);
             let held = reason.starts_with("held");
             reason.push_str(&beyond);
-            if held { "held" } else { "waiting" }
+            if held {
+                "held"
+            } else {
+                "waiting"
+            }
         };
-        let end = start.map(|s| s + job.limit.unwrap_or(INF)).filter(|x| x.is_finite());
-        let nodes: Vec<&str> = if start.is_some() { job.first_nodes.iter().map(|&n| e.c.nodes[n].name).collect() } else { Vec::new() };
-        out.row(&(job.id, state, start, end, nodes, reason.as_str(), preempts, job.prio, job.factors))?;
+        let run = if job.first_start.is_some() {
+            job.first_run
+        } else {
+            job.remaining
+        };
+        let runtime = Some(run).filter(|x| x.is_finite());
+        let end = start.map(|s| s + run).filter(|x| x.is_finite());
+        basis.clear();
+        if job.estimated {
+            basis.push_str("estimate");
+            if let Some(b) = job.basis.filter(|b| !b.is_empty()) {
+                basis.push_str(": ");
+                basis.push_str(b);
+            }
+        } else if job.limit.is_some() {
+            basis.push_str("time limit");
+        } else {
+            basis.push_str("no time limit");
+        }
+        let nodes: Vec<&str> = if start.is_some() {
+            job.first_nodes.iter().map(|&n| e.c.nodes[n].name).collect()
+        } else {
+            Vec::new()
+        };
+        // The priority at the snapshot (with the source's priorities, `prio` has aged since).
+        let prio = e.age_drift.as_ref().map_or(job.prio, |base| base[j]);
+        out.row(&(
+            job.id,
+            state,
+            start,
+            end,
+            nodes,
+            reason.as_str(),
+            preempts,
+            prio,
+            job.factors,
+            binding.as_str(),
+            runtime,
+            basis.as_str(),
+        ))?;
     }
     Ok(())
 }
 
-type EvRow<'a> = (f64, &'static str, &'a str, Vec<&'a str>, Option<&'a str>, Option<&'a str>);
-type JobRow<'a> = (&'a str, &'a str, f64, Option<f64>, Option<f64>, &'static str);
+type EvRow<'a> = (
+    f64,
+    &'static str,
+    &'a str,
+    Vec<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+);
+type JobRow<'a> = (
+    &'a str,
+    &'a str,
+    f64,
+    Option<f64>,
+    Option<f64>,
+    &'static str,
+);
 /// (submitted, started, finished, rejected, preemptions, mean_wait, median_wait,
 ///  mean_bounded_slowdown, utilization, jain_fairness, stranded_gpu_fraction, start, end)
-type Metrics = (u64, u64, u64, u64, u64, Option<f64>, Option<f64>, Option<f64>, f64, f64, f64, f64, f64);
+type Metrics = (
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+);
 
 /// Why job `j` waits, appended to `out`; a block worded alike for many jobs (a
 /// node shape, a reservation) is worded once.
-fn push_why(out: &mut String, e: &Engine, j: usize, worded: &mut FxMap<(usize, usize, u64), String>) {
+fn push_why(
+    out: &mut String,
+    e: &Engine,
+    j: usize,
+    worded: &mut FxMap<(usize, usize, u64), String>,
+) {
     let Some(b) = e.first_block[j].as_ref() else {
         out.push_str("waits");
         return;
@@ -181,22 +354,56 @@ fn push_why(out: &mut String, e: &Engine, j: usize, worded: &mut FxMap<(usize, u
     }
 }
 
+/// The binding limit or resource of job `j` in short words, appended to `out`.
+fn push_binding(
+    out: &mut String,
+    e: &Engine,
+    j: usize,
+    worded: &mut FxMap<(usize, usize, u64), String>,
+) {
+    let Some(b) = e.first_block[j].as_ref() else {
+        return;
+    };
+    let key = match b {
+        Block::Nodes => Some((0, 0, 0)),
+        Block::Reservation { holder, .. } => Some((1, *holder, 0)),
+        _ => None,
+    };
+    match key {
+        Some(k) => out.push_str(worded.entry(k).or_insert_with(|| e.binding(b, j))),
+        None => out.push_str(&e.binding(b, j)),
+    }
+}
+
 pub const TAU: f64 = 10.0;
 
 pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
     let inp = decode_sim_input(input)?;
     let min_submit = inp.jobs.iter().map(|j| j.submit_time).fold(INF, f64::min);
-    let t0 = inp.start.unwrap_or(if !inp.cluster.jobs.is_empty() || !min_submit.is_finite() { inp.cluster.taken_at } else { min_submit });
+    let t0 = inp
+        .start
+        .unwrap_or(if !inp.cluster.jobs.is_empty() || !min_submit.is_finite() {
+            inp.cluster.taken_at
+        } else {
+            min_submit
+        });
     let until = inp.until.unwrap_or(INF);
-    let c = Cluster::build(&inp.cluster, &inp.jobs, t0, until, false)?;
+    let c = Cluster::build(&inp.cluster, &inp.jobs, t0, until, false, false)?;
     let mut e = Engine::new(c, policy, t0);
     for j in pending_in_submit_order(&e) {
         e.admit_submit(j, t0);
     }
-    let mut arrivals: Vec<usize> = (0..e.c.jobs.len()).filter(|&j| e.c.jobs[j].st == St::Future).collect();
+    let mut arrivals: Vec<usize> = (0..e.c.jobs.len())
+        .filter(|&j| e.c.jobs[j].st == St::Future)
+        .collect();
     {
         let jobs = &e.c.jobs;
-        arrivals.sort_by(|&a, &b| jobs[a].submit.total_cmp(&jobs[b].submit).then_with(|| id_cmp(jobs[a].id, jobs[b].id)));
+        arrivals.sort_by(|&a, &b| {
+            jobs[a]
+                .submit
+                .total_cmp(&jobs[b].submit)
+                .then_with(|| id_cmp(jobs[a].id, jobs[b].id))
+        });
     }
     let nt = e.c.teams.len();
     let unit = e.c.unit;
@@ -215,14 +422,20 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
         let moved = e.usage_version != seen_version;
         seen_version = e.usage_version;
         match usage.last_mut() {
-            Some((t, u)) if *t == from => u.iter_mut().enumerate().for_each(|(k, x)| *x = now_use(k)),
+            Some((t, u)) if *t == from => {
+                u.iter_mut().enumerate().for_each(|(k, x)| *x = now_use(k))
+            }
             Some(_) if !moved => {}
             Some((_, u)) if u.iter().enumerate().all(|(k, x)| *x == now_use(k)) => {}
             _ => usage.push((from, (0..nt).map(now_use).collect())),
         }
         let dt = to - from;
         if dt > 0.0 {
-            let decay = if decays { (2.0f64).powf(-dt / half_life) } else { 1.0 };
+            let decay = if decays {
+                (2.0f64).powf(-dt / half_life)
+            } else {
+                1.0
+            };
             for t in 0..nt {
                 let u = e.usage[t][unit];
                 team_secs[t] += u * dt;
@@ -232,7 +445,12 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
                 }
             }
             if e.resource_blocked {
-                let idle: f64 = e.c.nodes.iter().filter(|n| n.usable).map(|n| n.free[unit]).sum();
+                let idle: f64 =
+                    e.c.nodes
+                        .iter()
+                        .filter(|n| n.usable)
+                        .map(|n| n.free[unit])
+                        .sum();
                 stranded_secs += idle * dt;
             }
             end_time = to;
@@ -249,15 +467,38 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
         let nodes = &e.c.nodes;
         evs.push(match ev {
             Ev::Submit(j) => (*t, "submit", jobs[*j].id, vec![], None, None),
-            Ev::Start { job, nodes: ns, backfill } => {
-                (*t, "start", jobs[*job].id, ns.iter().map(|&n| nodes[n].name).collect(), None, backfill.then_some("backfill"))
-            }
+            Ev::Start {
+                job,
+                nodes: ns,
+                backfill,
+            } => (
+                *t,
+                "start",
+                jobs[*job].id,
+                ns.iter().map(|&n| nodes[n].name).collect(),
+                None,
+                backfill.then_some("backfill"),
+            ),
             Ev::Finish(j) => (*t, "finish", jobs[*j].id, vec![], None, None),
             Ev::Preempt { job, by, mode } => {
                 preemptions += 1;
-                (*t, "preempt", jobs[*job].id, vec![], Some(jobs[*by].id), Some(mode.name()))
+                (
+                    *t,
+                    "preempt",
+                    jobs[*job].id,
+                    vec![],
+                    Some(jobs[*by].id),
+                    Some(mode.name()),
+                )
             }
-            Ev::Reject { job, reason } => (*t, "reject", jobs[*job].id, vec![], None, Some(reason.as_str())),
+            Ev::Reject { job, reason } => (
+                *t,
+                "reject",
+                jobs[*job].id,
+                vec![],
+                None,
+                Some(reason.as_str()),
+            ),
         });
     }
     let mut waits = Vec::new();
@@ -292,9 +533,22 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
             St::Rejected => "rejected",
             St::Cancelled => "cancelled",
         };
-        job_rows.push((job.id, e.c.teams[job.team].name, job.submit, job.first_start, end, state));
+        job_rows.push((
+            job.id,
+            e.c.teams[job.team].name,
+            job.submit,
+            job.first_start,
+            end,
+            state,
+        ));
     }
-    let mean = |v: &[f64]| if v.is_empty() { None } else { Some(v.iter().sum::<f64>() / v.len() as f64) };
+    let mean = |v: &[f64]| {
+        if v.is_empty() {
+            None
+        } else {
+            Some(v.iter().sum::<f64>() / v.len() as f64)
+        }
+    };
     let mut sorted = waits.clone();
     sorted.sort_by(f64::total_cmp);
     let median = if sorted.is_empty() {
@@ -306,16 +560,45 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
     };
     let denom = total * span;
     let util = if denom > 0.0 { used_secs / denom } else { 0.0 };
-    let stranded = if denom > 0.0 { stranded_secs / denom } else { 0.0 };
+    let stranded = if denom > 0.0 {
+        stranded_secs / denom
+    } else {
+        0.0
+    };
     // Jain's index over teams that ran or submitted work, on usage per unit of weight.
-    let xs: Vec<f64> = (0..nt).filter(|&t| team_active[t]).map(|t| {
-        let w = e.c.teams[t].shares;
-        if w > 0.0 { team_secs[t] / w } else { team_secs[t] }
-    }).collect();
+    let xs: Vec<f64> = (0..nt)
+        .filter(|&t| team_active[t])
+        .map(|t| {
+            let w = e.c.teams[t].shares;
+            if w > 0.0 {
+                team_secs[t] / w
+            } else {
+                team_secs[t]
+            }
+        })
+        .collect();
     let s1: f64 = xs.iter().sum();
     let s2: f64 = xs.iter().map(|x| x * x).sum();
-    let jain = if s2 > 0.0 { s1 * s1 / (xs.len() as f64 * s2) } else { 1.0 };
-    let metrics: Metrics = (submitted, started, finished, rejected, preemptions, mean(&waits), median, mean(&bsld), util, jain, stranded, t0, end_time);
+    let jain = if s2 > 0.0 {
+        s1 * s1 / (xs.len() as f64 * s2)
+    } else {
+        1.0
+    };
+    let metrics: Metrics = (
+        submitted,
+        started,
+        finished,
+        rejected,
+        preemptions,
+        mean(&waits),
+        median,
+        mean(&bsld),
+        util,
+        jain,
+        stranded,
+        t0,
+        end_time,
+    );
     let teams: Vec<&str> = e.c.teams.iter().map(|t| t.name).collect();
     let unit_name = if unit == CPU { "cpu" } else { "gpu" };
     let out = (teams, unit_name, evs, usage, metrics, job_rows);

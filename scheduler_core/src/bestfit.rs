@@ -43,7 +43,11 @@ impl BestFit {
         for (n, k) in key_of.iter().enumerate() {
             sets[group_of[n]].insert(*k);
         }
-        BestFit { groups: sets, group_of, key_of }
+        BestFit {
+            groups: sets,
+            group_of,
+            key_of,
+        }
     }
 
     pub fn set(&mut self, n: usize, free: &V3) {
@@ -75,7 +79,10 @@ impl BestFit {
     /// index), until `f` returns true.
     pub fn each_best(&self, groups: &[usize], need: &V3, mut f: impl FnMut(usize) -> bool) {
         let start = (ord_bits(need[GPU]), 0, 0, 0);
-        let mut heads: Vec<(Key, usize)> = groups.iter().filter_map(|&g| self.next_holding(g, start, need).map(|k| (k, g))).collect();
+        let mut heads: Vec<(Key, usize)> = groups
+            .iter()
+            .filter_map(|&g| self.next_holding(g, start, need).map(|k| (k, g)))
+            .collect();
         while let Some(i) = (0..heads.len()).min_by_key(|&i| heads[i].0) {
             let (k, g) = heads[i];
             if f(k.3) {
@@ -98,7 +105,12 @@ mod tests {
     #[test]
     fn walks_fitting_nodes_tightest_first_across_groups() {
         // [cpu, mem, gpu] per node; groups: 0, 1, 0, 1.
-        let free = vec![[8.0, 100.0, 4.0], [4.0, 100.0, 2.0], [2.0, 100.0, 2.0], [16.0, 50.0, 8.0]];
+        let free = vec![
+            [8.0, 100.0, 4.0],
+            [4.0, 100.0, 2.0],
+            [2.0, 100.0, 2.0],
+            [16.0, 50.0, 8.0],
+        ];
         let mut bf = BestFit::new(&free, vec![0, 1, 0, 1], 2);
         let walk = |bf: &BestFit, groups: &[usize], need: &V3| {
             let mut v = Vec::new();
@@ -115,7 +127,12 @@ mod tests {
         assert_eq!(walk(&bf, &[0, 1], &[1.0, 0.0, 1.0]), vec![2, 0, 3]);
         // Same GPUs and CPUs free, memory tells them apart: the walk skips only
         // the nodes short of memory, not the whole (GPU, CPU) run.
-        let free = vec![[4.0, 10.0, 2.0], [4.0, 40.0, 2.0], [4.0, 100.0, 2.0], [4.0, 200.0, 2.0]];
+        let free = vec![
+            [4.0, 10.0, 2.0],
+            [4.0, 40.0, 2.0],
+            [4.0, 100.0, 2.0],
+            [4.0, 200.0, 2.0],
+        ];
         let bf = BestFit::new(&free, vec![0; 4], 1);
         assert_eq!(walk(&bf, &[0], &[1.0, 50.0, 1.0]), vec![2, 3]);
         assert!(ord_bits(-1.0) < ord_bits(0.0));

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use crate::fxhash::{FxMap, FxSet};
 
+use crate::features::Constraint;
+use crate::limits::{Limits, Who, NO_PROFILE};
 use crate::wire::{WJob, WQuota, WRes, WSnapshot, CPU, GPU, MEM, V3};
 
 pub const INF: f64 = f64::INFINITY;
@@ -18,6 +20,7 @@ pub struct Node<'a> {
     pub gtype: Option<&'a str>,
     pub parts: Vec<&'a str>,
     pub usable: bool,
+    pub features: Vec<&'a str>,
     pub running: Vec<usize>,
     /// (time, job) of the last job that ended here: the "when job X ends" in reasons.
     pub last_end: Option<(f64, usize)>,
@@ -53,6 +56,10 @@ pub struct Qos<'a> {
     pub max_tres_job: Option<V3>,
     pub max_submit_user: Option<i64>,
     pub max_jobs_user: Option<i64>,
+    /// Seconds a job of this QoS runs before it may be preempted.
+    pub exempt_time: f64,
+    /// Seconds a victim of this QoS is given to end after the preemption decision.
+    pub grace: f64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -95,8 +102,23 @@ pub struct Job<'a> {
     pub factors: [f64; 5],
     pub from_snapshot_running: bool,
     /// Jobs of one shape (per-node request, node count, GPU type, partition,
-    /// time limit) place alike: a pass remembers a failed shape by this id.
+    /// time limit, constraint) place alike: a pass remembers a failed shape by this id.
     pub shape: usize,
+    /// Index into `Cluster::cons_nodes`: the nodes the job's constraint admits.
+    pub cons: Option<u32>,
+    pub exclusive: bool,
+    /// The job's scoped-limit profile (`limits::NO_PROFILE`: none) and the
+    /// typed GPU key of its request among the limits' keys.
+    pub lprof: u32,
+    pub ltype: Option<u16>,
+    /// Priority and weighted factors as the source reports them.
+    pub src_prio: Option<f64>,
+    pub src_factors: Option<[f64; 5]>,
+    /// Whether `remaining` comes from a runtime estimate, and how it was made.
+    pub estimated: bool,
+    pub basis: Option<&'a str>,
+    /// Run time the job was given at its first start (predict's `runtime`).
+    pub first_run: f64,
 }
 
 pub struct Cluster<'a> {
@@ -116,6 +138,11 @@ pub struct Cluster<'a> {
     /// The dimension usage and fairness are counted in: GPUs, or CPUs on a CPU-only cluster.
     pub unit: usize,
     pub n_shapes: usize,
+    /// Per distinct job constraint, whether each node satisfies it.
+    pub cons_nodes: Vec<Vec<bool>>,
+    pub cons_text: Vec<&'a str>,
+    /// Scoped limits (empty and inactive when the snapshot lists none).
+    pub lim: Limits<'a>,
 }
 
 /// Names an object in an error message ("job \"7\""), formatted only when an
@@ -132,7 +159,9 @@ impl std::fmt::Display for What<'_> {
 fn quota_ok(what: What<'_>, r: &Option<WQuota<'_>>, field: &str) -> Result<(), String> {
     if let Some(q) = r {
         if let Some((k, x)) = q.res.bad {
-            return Err(format!("{what}: {field} {k} = {x} is negative or not a number"));
+            return Err(format!(
+                "{what}: {field} {k} = {x} is negative or not a number"
+            ));
         }
     }
     Ok(())
@@ -142,7 +171,12 @@ fn quota_ok(what: What<'_>, r: &Option<WQuota<'_>>, field: &str) -> Result<(), S
 /// plain `gpu` comes from the plain key only (typed keys are their own dimensions).
 fn quota_vec(q: &WQuota<'_>, qtypes: &[&str], missing: f64) -> Vec<f64> {
     let mut v: Vec<f64> = (0..3).map(|d| q.res.v[d].unwrap_or(missing)).collect();
-    v.extend(qtypes.iter().map(|t| q.typed.iter().find(|(k, _)| k == t).map_or(missing, |x| x.1)));
+    v.extend(qtypes.iter().map(|t| {
+        q.typed
+            .iter()
+            .find(|(k, _)| k == t)
+            .map_or(missing, |x| x.1)
+    }));
     v
 }
 
@@ -157,7 +191,9 @@ fn quota_has(q: &WQuota<'_>, qtypes: &[&str], d: usize) -> bool {
 fn res_ok(what: What<'_>, r: &Option<WRes<'_>>, field: &str) -> Result<(), String> {
     if let Some(r) = r {
         if let Some((k, x)) = r.bad {
-            return Err(format!("{what}: {field} {k} = {x} is negative or not a number"));
+            return Err(format!(
+                "{what}: {field} {k} = {x} is negative or not a number"
+            ));
         }
     }
     Ok(())
@@ -188,6 +224,7 @@ impl<'a> Cluster<'a> {
         now: f64,
         horizon_end: f64,
         predict: bool,
+        use_estimates: bool,
     ) -> Result<Cluster<'a>, String> {
         let mut node_ix: FxMap<&str, usize> = FxMap::default();
         let mut nodes = Vec::with_capacity(snap.nodes.len());
@@ -200,7 +237,10 @@ impl<'a> Cluster<'a> {
             }
             let cap = n.capacity.map(|r| r.amounts()).unwrap_or([0.0; 3]);
             let gtype = n.gpu_type.or(n.capacity.and_then(|r| r.typed.map(|t| t.0)));
-            let usable = !matches!(n.state, Some("down") | Some("drain") | Some("drained") | Some("unknown") | Some("draining"));
+            let usable = !matches!(
+                n.state,
+                Some("down") | Some("drain") | Some("drained") | Some("unknown") | Some("draining")
+            );
             nodes.push(Node {
                 name: n.name,
                 cap,
@@ -209,21 +249,33 @@ impl<'a> Cluster<'a> {
                 gtype,
                 parts: n.partitions.clone(),
                 usable,
+                features: n.features.clone(),
                 running: Vec::new(),
                 last_end: None,
             });
         }
         let mut part_factor = BTreeMap::new();
         let mut part_nodes: BTreeMap<&str, Vec<bool>> = BTreeMap::new();
-        let maxpf = snap.partitions.iter().map(|p| p.priority_job_factor).max().unwrap_or(0);
+        let maxpf = snap
+            .partitions
+            .iter()
+            .map(|p| p.priority_job_factor)
+            .max()
+            .unwrap_or(0);
         for p in &snap.partitions {
-            let f = if maxpf > 0 { p.priority_job_factor as f64 / maxpf as f64 } else { 0.0 };
+            let f = if maxpf > 0 {
+                p.priority_job_factor as f64 / maxpf as f64
+            } else {
+                0.0
+            };
             part_factor.insert(p.name, f);
             let mut v = vec![false; nodes.len()];
             for nn in &p.nodes {
                 match node_ix.get(nn) {
                     Some(&i) => v[i] = true,
-                    None => return Err(format!("partition {:?}: lists unknown node {nn:?}", p.name)),
+                    None => {
+                        return Err(format!("partition {:?}: lists unknown node {nn:?}", p.name))
+                    }
                 }
             }
             part_nodes.insert(p.name, v);
@@ -246,7 +298,11 @@ impl<'a> Cluster<'a> {
         let nd = 3 + qtypes.len();
         for t in &snap.teams {
             let what = What("team", t.name);
-            for (f, r) in [("guarantee", &t.guarantee), ("max", &t.max), ("lendable", &t.lendable)] {
+            for (f, r) in [
+                ("guarantee", &t.guarantee),
+                ("max", &t.max),
+                ("lendable", &t.lendable),
+            ] {
                 quota_ok(what, r, f)?;
             }
             for (f, r) in [
@@ -256,7 +312,10 @@ impl<'a> Cluster<'a> {
                 res_ok(what, r, f)?;
             }
             if !t.weight.is_finite() || t.weight < 0.0 {
-                return Err(format!("{what}: weight {} is negative or not a number", t.weight));
+                return Err(format!(
+                    "{what}: weight {} is negative or not a number",
+                    t.weight
+                ));
             }
             if let Some(s) = t.shares {
                 if !s.is_finite() || s < 0.0 {
@@ -282,7 +341,8 @@ impl<'a> Cluster<'a> {
             if let Some(gr) = &t.guarantee {
                 let gv = quota_vec(gr, &qtypes, 0.0);
                 for d in 0..nd {
-                    let tracked = quota_has(gr, &qtypes, d) || t.max.as_ref().is_some_and(|x| quota_has(x, &qtypes, d));
+                    let tracked = quota_has(gr, &qtypes, d)
+                        || t.max.as_ref().is_some_and(|x| quota_has(x, &qtypes, d));
                     if tracked {
                         g[d] = gv[d];
                         l[d] = g[d];
@@ -319,7 +379,12 @@ impl<'a> Cluster<'a> {
             if let Some(p) = t.parent {
                 match team_ix.get(p) {
                     Some(&pi) => teams[i].parent = Some(pi),
-                    None => return Err(format!("team {:?}: parent {p:?} is not a known team", t.name)),
+                    None => {
+                        return Err(format!(
+                            "team {:?}: parent {p:?} is not a known team",
+                            t.name
+                        ))
+                    }
                 }
             }
         }
@@ -328,8 +393,16 @@ impl<'a> Cluster<'a> {
             let mut cur = teams[start].parent;
             while let Some(c) = cur {
                 if c == start {
-                    let path: Vec<&str> = seen.iter().map(|&i| teams[i].name).chain([teams[start].name]).collect();
-                    return Err(format!("team {:?}: parent cycle {}", teams[start].name, path.join(" -> ")));
+                    let path: Vec<&str> = seen
+                        .iter()
+                        .map(|&i| teams[i].name)
+                        .chain([teams[start].name])
+                        .collect();
+                    return Err(format!(
+                        "team {:?}: parent cycle {}",
+                        teams[start].name,
+                        path.join(" -> ")
+                    ));
                 }
                 if seen.contains(&c) {
                     break;
@@ -340,7 +413,13 @@ impl<'a> Cluster<'a> {
         }
         let mut qos_ix: BTreeMap<&str, usize> = BTreeMap::new();
         let mut qos = Vec::new();
-        let maxq = snap.qos.iter().map(|q| q.priority).max().unwrap_or(0).max(0);
+        let maxq = snap
+            .qos
+            .iter()
+            .map(|q| q.priority)
+            .max()
+            .unwrap_or(0)
+            .max(0);
         for q in &snap.qos {
             let what = What("qos", q.name);
             res_ok(what, &q.max_tres_per_user, "max_tres_per_user")?;
@@ -350,7 +429,11 @@ impl<'a> Cluster<'a> {
             }
             qos.push(Qos {
                 name: q.name,
-                prio: if maxq > 0 { q.priority.max(0) as f64 / maxq as f64 } else { 0.0 },
+                prio: if maxq > 0 {
+                    q.priority.max(0) as f64 / maxq as f64
+                } else {
+                    0.0
+                },
                 preempts: Vec::new(),
                 exempt: q.preempt_mode == Some("off"),
                 max_wall: q.max_wall,
@@ -358,6 +441,14 @@ impl<'a> Cluster<'a> {
                 max_tres_job: q.max_tres_per_job.map(|r| r.limits(INF)),
                 max_submit_user: q.max_submit_jobs_per_user,
                 max_jobs_user: q.max_jobs_per_user,
+                exempt_time: q
+                    .preempt_exempt_time
+                    .filter(|x| x.is_finite() && *x > 0.0)
+                    .unwrap_or(0.0),
+                grace: q
+                    .grace_time
+                    .filter(|x| x.is_finite() && *x > 0.0)
+                    .unwrap_or(0.0),
             });
         }
         for (i, q) in snap.qos.iter().enumerate() {
@@ -382,11 +473,42 @@ impl<'a> Cluster<'a> {
             qtypes,
             unit: GPU,
             n_shapes: 0,
+            cons_nodes: Vec::new(),
+            cons_text: Vec::new(),
+            lim: Limits::build(&snap.limits)?,
         };
-        let mut shapes: FxMap<(u64, u64, u64, usize, Option<&str>, Option<&str>, u64), usize> = FxMap::default();
+        let mut shapes: FxMap<
+            (
+                u64,
+                u64,
+                u64,
+                usize,
+                Option<&str>,
+                Option<&str>,
+                u64,
+                Option<u32>,
+            ),
+            usize,
+        > = FxMap::default();
+        let mut cons_ix: FxMap<&str, u32> = FxMap::default();
+        let mut exclusive_need: FxMap<
+            ((u64, u64, u64), Option<&str>, Option<&str>, Option<u32>),
+            V3,
+        > = FxMap::default();
+        let mut prof_cache = FxMap::default();
+        let mut counter_ix = FxMap::default();
+        let part_qos: BTreeMap<&str, &str> = snap
+            .partitions
+            .iter()
+            .filter_map(|p| p.qos.map(|q| (p.name, q)))
+            .collect();
+        let mut accounts: Vec<(usize, &str)> = Vec::new();
         let mut ids: FxSet<&str> = FxSet::default();
         ids.reserve(snap.jobs.len() + arrivals.len());
-        let inputs = snap.jobs.iter().map(|w| JobIn { w, arrival: false })
+        let inputs = snap
+            .jobs
+            .iter()
+            .map(|w| JobIn { w, arrival: false })
             .chain(arrivals.iter().map(|w| JobIn { w, arrival: true }));
         for ji in inputs {
             let w = ji.w;
@@ -401,9 +523,17 @@ impl<'a> Cluster<'a> {
                 continue; // finished, suspended, cancelled: holds nothing the core schedules
             }
             if w.nodes_requested < 1 || w.nodes_requested > 1_000_000 {
-                return Err(format!("{what}: nodes_requested {} must be between 1 and 1000000", w.nodes_requested));
+                return Err(format!(
+                    "{what}: nodes_requested {} must be between 1 and 1000000",
+                    w.nodes_requested
+                ));
             }
-            for (f, x) in [("submit_time", Some(w.submit_time)), ("time_limit", w.time_limit), ("duration", w.duration), ("start_time", w.start_time)] {
+            for (f, x) in [
+                ("submit_time", Some(w.submit_time)),
+                ("time_limit", w.time_limit),
+                ("duration", w.duration),
+                ("start_time", w.start_time),
+            ] {
                 if let Some(x) = x {
                     if !x.is_finite() || (f != "submit_time" && f != "start_time" && x < 0.0) {
                         return Err(format!("{what}: {f} {x} is negative or not a number"));
@@ -419,9 +549,21 @@ impl<'a> Cluster<'a> {
                     // A job of an account the source lists no quota for: a team with no limits.
                     team_ix.insert(w.team, c.teams.len());
                     c.teams.push(Team {
-                        name: w.team, parent: None, cohort: 0, has_g: false, g: vec![INF; nd], m: vec![INF; nd], l: vec![0.0; nd],
-                        preemptible: true, shares: 1.0, raw_usage: None, per_job: None, per_user: None,
-                        max_wall: None, max_submit: None, declared: false,
+                        name: w.team,
+                        parent: None,
+                        cohort: 0,
+                        has_g: false,
+                        g: vec![INF; nd],
+                        m: vec![INF; nd],
+                        l: vec![0.0; nd],
+                        preemptible: true,
+                        shares: 1.0,
+                        raw_usage: None,
+                        per_job: None,
+                        per_user: None,
+                        max_wall: None,
+                        max_submit: None,
+                        declared: false,
                     });
                     c.teams.len() - 1
                 }
@@ -431,15 +573,107 @@ impl<'a> Cluster<'a> {
                 None => {
                     qos_ix.insert(w.qos, c.qos.len());
                     c.qos.push(Qos {
-                        name: w.qos, prio: 0.0, preempts: Vec::new(), exempt: false, max_wall: None,
-                        max_tres_user: None, max_tres_job: None, max_submit_user: None, max_jobs_user: None,
+                        name: w.qos,
+                        prio: 0.0,
+                        preempts: Vec::new(),
+                        exempt: false,
+                        max_wall: None,
+                        max_tres_user: None,
+                        max_tres_job: None,
+                        max_submit_user: None,
+                        max_jobs_user: None,
+                        exempt_time: 0.0,
+                        grace: 0.0,
                     });
                     c.qos.len() - 1
                 }
             };
             let total = w.request.map(|r| r.amounts()).unwrap_or([0.0; 3]);
             let nn = w.nodes_requested as usize;
-            let per_node = [total[CPU] / nn as f64, total[MEM] / nn as f64, total[GPU] / nn as f64];
+            let mut per_node = [
+                total[CPU] / nn as f64,
+                total[MEM] / nn as f64,
+                total[GPU] / nn as f64,
+            ];
+            let gtype = w.request.and_then(|r| r.typed.map(|t| t.0));
+            let cons = match w.constraint.map(str::trim).filter(|s| !s.is_empty()) {
+                None => None,
+                Some(text) => Some(match cons_ix.get(text) {
+                    Some(&k) => k,
+                    None => {
+                        // A constraint that does not parse admits no node: the job can never fit.
+                        let admits: Vec<bool> = match Constraint::parse(text) {
+                            Ok(cn) => c.nodes.iter().map(|n| cn.admits(&n.features)).collect(),
+                            Err(_) => vec![false; c.nodes.len()],
+                        };
+                        let k = c.cons_nodes.len() as u32;
+                        c.cons_nodes.push(admits);
+                        c.cons_text.push(text);
+                        cons_ix.insert(text, k);
+                        k
+                    }
+                }),
+            };
+            if w.exclusive && !running {
+                // Whole nodes: the job takes all of the smallest eligible node that
+                // holds its request (on a partition of equal nodes, the whole node).
+                let b = |x: f64| x.to_bits();
+                let key = (
+                    (b(per_node[CPU]), b(per_node[MEM]), b(per_node[GPU])),
+                    gtype,
+                    w.partition,
+                    cons,
+                );
+                per_node = *exclusive_need.entry(key).or_insert_with(|| {
+                    let mut best: Option<V3> = None;
+                    for (n, node) in c.nodes.iter().enumerate() {
+                        if c.static_eligible(n, gtype, w.partition, cons)
+                            && fits(&node.cap, &per_node)
+                        {
+                            let k = (node.cap[GPU], node.cap[CPU], node.cap[MEM]);
+                            if best.is_none_or(|x| k < (x[GPU], x[CPU], x[MEM])) {
+                                best = Some(node.cap);
+                            }
+                        }
+                    }
+                    best.unwrap_or(per_node)
+                });
+            }
+            let lprof = if c.lim.active {
+                accounts.clear();
+                let mut cur = Some(team);
+                while let Some(t) = cur {
+                    if accounts.iter().any(|a| a.0 == t) {
+                        break;
+                    }
+                    accounts.push((t, c.teams[t].name));
+                    cur = c.teams[t].parent;
+                }
+                let who = Who {
+                    qos: w.qos,
+                    part: w.partition,
+                    part_qos: w.partition.and_then(|p| part_qos.get(p).copied()),
+                    accounts: &accounts,
+                    user: w.user,
+                };
+                let key = (
+                    w.qos,
+                    w.partition,
+                    team,
+                    if c.lim.user_matters { w.user } else { "" },
+                );
+                c.lim.profile(key, &who, &mut prof_cache, &mut counter_ix)
+            } else {
+                NO_PROFILE
+            };
+            let ltype = gtype
+                .and_then(|t| c.lim.typed.iter().position(|k| *k == t))
+                .map(|k| k as u16);
+            let est = if use_estimates {
+                w.runtime_estimate.filter(|x| x.is_finite() && *x >= 0.0)
+            } else {
+                None
+            };
             let gang = w.gang.map(|g| match c.gangs.iter().position(|x| *x == g) {
                 Some(i) => i,
                 None => {
@@ -458,8 +692,12 @@ impl<'a> Cluster<'a> {
                 total,
                 per_node,
                 nn,
-                gtype: w.request.and_then(|r| r.typed.map(|t| t.0)),
-                qdim: w.request.and_then(|r| r.typed).and_then(|(t, _)| c.qtypes.iter().position(|k| *k == t)).map(|k| 3 + k),
+                gtype,
+                qdim: w
+                    .request
+                    .and_then(|r| r.typed)
+                    .and_then(|(t, _)| c.qtypes.iter().position(|k| *k == t))
+                    .map(|k| 3 + k),
                 limit: w.time_limit,
                 remaining: w.duration.or(w.time_limit).unwrap_or(INF),
                 submit: w.submit_time,
@@ -477,6 +715,18 @@ impl<'a> Cluster<'a> {
                 factors: [0.0; 5],
                 from_snapshot_running: running,
                 shape: 0,
+                cons,
+                exclusive: w.exclusive,
+                lprof,
+                ltype,
+                src_prio: w.priority.filter(|x| x.is_finite()),
+                src_factors: w
+                    .factors
+                    .as_ref()
+                    .map(|f| [f.age, f.fairshare, f.qos, f.job_size, f.partition]),
+                estimated: est.is_some(),
+                basis: w.runtime_basis,
+                first_run: INF,
             };
             if let Some(l) = job.limit {
                 job.remaining = job.remaining.min(l);
@@ -490,6 +740,17 @@ impl<'a> Cluster<'a> {
                 if predict {
                     end = end.max(now);
                     job.remaining = end - now;
+                    if let Some(est) = est {
+                        // Runs for its estimate; one already past it is expected to end
+                        // soon: within 10% of the estimate (at least 5 s), never past its limit.
+                        let e = start + est;
+                        let e = if e > now {
+                            e
+                        } else {
+                            (now + (0.1 * est).max(5.0)).min(end)
+                        };
+                        job.remaining = (e - now).max(0.0);
+                    }
                 } else {
                     job.remaining = match w.duration {
                         Some(d) => (start + d - now).max(0.0),
@@ -509,16 +770,40 @@ impl<'a> Cluster<'a> {
                 if !job.nodes.is_empty() {
                     let k = job.nodes.len() as f64;
                     job.per_node = [total[CPU] / k, total[MEM] / k, total[GPU] / k];
+                    if w.exclusive {
+                        // Holds its nodes whole (the smallest of them, if they differ).
+                        let mut whole = [INF; 3];
+                        for &n in &job.nodes {
+                            for d in 0..3 {
+                                whole[d] = whole[d].min(c.nodes[n].cap[d]);
+                            }
+                        }
+                        for d in 0..3 {
+                            job.per_node[d] = job.per_node[d].max(whole[d]);
+                        }
+                    }
                 }
             } else if predict && !ji.arrival {
                 job.remaining = w.time_limit.unwrap_or(INF);
+                if let Some(est) = est {
+                    job.remaining = job.remaining.min(est);
+                }
             }
             if let Some(g) = gang {
                 // Running members too: a running gang is preempted whole.
                 c.gang_members[g].push(ji_ix);
             }
             let b = |x: f64| x.to_bits();
-            let key = (b(job.per_node[CPU]), b(job.per_node[MEM]), b(job.per_node[GPU]), job.nn, job.gtype, job.part, b(job.limit.unwrap_or(INF)));
+            let key = (
+                b(job.per_node[CPU]),
+                b(job.per_node[MEM]),
+                b(job.per_node[GPU]),
+                job.nn,
+                job.gtype,
+                job.part,
+                b(job.limit.unwrap_or(INF)),
+                job.cons,
+            );
             let next = shapes.len();
             job.shape = *shapes.entry(key).or_insert(next);
             c.jobs.push(job);
@@ -551,27 +836,52 @@ impl<'a> Cluster<'a> {
         }
         c.unit = if c.total[GPU] > 0.0 { GPU } else { CPU };
         c.n_shapes = shapes.len();
+        if c.lim.active {
+            // The limit list is the authority: a team's max without a guarantee is
+            // a group limit the list carries (with the QoS override rules), not a quota.
+            for t in c.teams.iter_mut() {
+                if !t.has_g {
+                    t.m.iter_mut().for_each(|x| *x = INF);
+                }
+            }
+        }
         Ok(c)
     }
 
-    pub fn node_eligible(&self, j: usize, n: usize) -> bool {
-        let job = &self.jobs[j];
+    /// Whether node `n` could ever run a job of this GPU type, partition and constraint.
+    pub fn static_eligible(
+        &self,
+        n: usize,
+        gtype: Option<&str>,
+        part: Option<&str>,
+        cons: Option<u32>,
+    ) -> bool {
         let node = &self.nodes[n];
         if !node.usable {
             return false;
         }
-        if let Some(t) = job.gtype {
+        if let Some(t) = gtype {
             if node.gtype != Some(t) {
                 return false;
             }
         }
-        if let Some(p) = job.part {
+        if let Some(p) = part {
             let listed = self.part_nodes.get(p).is_some_and(|v| v[n]);
             if !listed && !node.parts.contains(&p) {
                 return false;
             }
         }
+        if let Some(k) = cons {
+            if !self.cons_nodes[k as usize][n] {
+                return false;
+            }
+        }
         true
+    }
+
+    pub fn node_eligible(&self, j: usize, n: usize) -> bool {
+        let job = &self.jobs[j];
+        self.static_eligible(n, job.gtype, job.part, job.cons)
     }
 }
 

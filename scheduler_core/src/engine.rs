@@ -6,33 +6,63 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
-use crate::cluster::{dim_name, fits, id_cmp, Cluster, St, INF};
 use crate::bestfit::{from_ord_bits, ord_bits, BestFit};
+use crate::cluster::{dim_name, fits, id_cmp, Cluster, St, INF};
 use crate::freeindex::FreeIndex;
 use crate::fxhash::{FxMap, FxSet};
-use crate::policy::{Backfill, FairShareMode, Placement, Policy, PreemptMode, QuotaMode};
+use crate::limits::{LimitBlock, NO_PROFILE};
+use crate::policy::{Backfill, FairShareMode, Passes, Placement, Policy, PreemptMode, QuotaMode};
 use crate::wire::{CPU, GPU, MEM, V3};
 
 #[derive(Debug, Clone)]
 pub enum Ev {
     Submit(usize),
-    Start { job: usize, nodes: Vec<usize>, backfill: bool },
+    Start {
+        job: usize,
+        nodes: Vec<usize>,
+        backfill: bool,
+    },
     Finish(usize),
-    Preempt { job: usize, by: usize, mode: PreemptMode },
-    Reject { job: usize, reason: String },
+    Preempt {
+        job: usize,
+        by: usize,
+        mode: PreemptMode,
+    },
+    Reject {
+        job: usize,
+        reason: String,
+    },
 }
 
 /// Why a job did not start in a pass; worded for people by `Engine::words`.
 #[derive(Debug, Clone)]
 pub enum Block {
-    Max { dim: usize, max: f64, used: f64 },
-    Cohort { dim: usize, guarantee: f64, avail: f64 },
+    Max {
+        dim: usize,
+        max: f64,
+        used: f64,
+    },
+    Cohort {
+        dim: usize,
+        guarantee: f64,
+        avail: f64,
+    },
     Nodes,
-    Reservation { holder: usize, at: f64 },
-    Behind { head: usize },
-    Fifo { head: usize },
+    Reservation {
+        holder: usize,
+        at: f64,
+    },
+    Behind {
+        head: usize,
+    },
+    Fifo {
+        head: usize,
+    },
     Gang,
-    Hold(String),
+    /// A limit of the snapshot's QoS or team fields: the reason and the binding in short words.
+    Hold(String, String),
+    /// A scoped limit of the snapshot's limit list.
+    Limit(LimitBlock),
 }
 
 /// What a job's turn in a pass means for the peers of its class.
@@ -55,7 +85,10 @@ struct ShapeSet {
 
 impl ShapeSet {
     fn new(n: usize) -> ShapeSet {
-        ShapeSet { stamp: vec![0; n], gen: 1 }
+        ShapeSet {
+            stamp: vec![0; n],
+            gen: 1,
+        }
     }
     fn contains(&self, s: usize) -> bool {
         self.stamp[s] == self.gen
@@ -96,22 +129,45 @@ impl Classes {
     fn build(c: &Cluster, order: &[usize]) -> Classes {
         let n = c.jobs.len();
         let (mut rank, mut class_of, mut pos) = (vec![usize::MAX; n], vec![0; n], vec![0; n]);
-        let mut keys: FxMap<((u64, u64, u64), (u64, u64, u64), usize, Option<&str>, Option<&str>, u64, (usize, usize, i32), Option<&str>, usize), usize> = FxMap::default();
+        let mut keys: FxMap<
+            (
+                (u64, u64, u64),
+                (u64, u64, u64),
+                usize,
+                Option<&str>,
+                Option<&str>,
+                u64,
+                (usize, usize, i32),
+                Option<&str>,
+                usize,
+                (u32, Option<u32>),
+            ),
+            usize,
+        > = FxMap::default();
         let mut members: Vec<Vec<usize>> = Vec::new();
         for (r, &j) in order.iter().enumerate() {
             let job = &c.jobs[j];
             rank[j] = r;
             let q = &c.qos[job.qos];
             let t = &c.teams[job.team];
-            let per_user = q.max_tres_user.is_some() || q.max_jobs_user.is_some() || t.per_user.is_some();
+            let per_user =
+                q.max_tres_user.is_some() || q.max_jobs_user.is_some() || t.per_user.is_some();
             let b = |x: f64| x.to_bits();
             let key = (
-                (b(job.per_node[CPU]), b(job.per_node[MEM]), b(job.per_node[GPU])),
+                (
+                    b(job.per_node[CPU]),
+                    b(job.per_node[MEM]),
+                    b(job.per_node[GPU]),
+                ),
                 (b(job.total[CPU]), b(job.total[MEM]), b(job.total[GPU])),
-                job.nn, job.gtype, job.part, b(job.limit.unwrap_or(INF)),
+                job.nn,
+                job.gtype,
+                job.part,
+                b(job.limit.unwrap_or(INF)),
                 (job.team, job.qos, job.class_rank),
                 if per_user { Some(job.user) } else { None },
                 if job.gang.is_some() { j } else { usize::MAX },
+                (job.lprof, job.cons),
             );
             let k = *keys.entry(key).or_insert_with(|| {
                 members.push(Vec::new());
@@ -122,7 +178,14 @@ impl Classes {
             members[k].push(j);
         }
         let nc = members.len();
-        Classes { members, rank, class_of, pos, lo: vec![0; nc], cursor: vec![0; nc] }
+        Classes {
+            members,
+            rank,
+            class_of,
+            pos,
+            lo: vec![0; nc],
+            cursor: vec![0; nc],
+        }
     }
 }
 
@@ -151,6 +214,18 @@ pub struct Engine<'a, 'p> {
     /// Per job: what blocked it in the first pass (predict's reason).
     pub first_block: Vec<Option<Block>>,
     pub reject_reason: BTreeMap<usize, String>,
+    /// The binding limit or constraint of each rejected (or never runnable) job, in short words.
+    pub reject_binding: BTreeMap<usize, String>,
+    /// Admitting a job that arrives now (not one the snapshot already holds).
+    pub arriving: bool,
+    /// predict with the source's priorities: per job, the priority at the
+    /// snapshot; each pass adds the age it gains since (`Policy::priority`).
+    pub age_drift: Option<Vec<f64>>,
+    /// Times a pass must run though no job ends or arrives: when a running job
+    /// outgrows its QoS's preemption exempt time and may become a victim.
+    pub wake: BTreeSet<u64>,
+    /// Set by `find_victims`: the earliest time an exempt candidate stops being exempt.
+    exempt_until: std::cell::Cell<f64>,
     pub preempted_by: BTreeMap<usize, Vec<(usize, PreemptMode)>>,
     /// Per job, at its first start: the job whose end freed its nodes, and its team's last finished job.
     pub start_trigger: Vec<Option<(Option<usize>, Option<usize>)>>,
@@ -172,7 +247,15 @@ pub struct Engine<'a, 'p> {
     gpu_groups: Vec<Option<&'a str>>,
     all_groups: Vec<usize>,
     /// Per (per-node need, GPU type, partition): nodes that could ever hold it.
-    eligible_count: BTreeMap<((u64, u64, u64), Option<&'a str>, Option<&'a str>), usize>,
+    eligible_count: BTreeMap<
+        (
+            (u64, u64, u64),
+            Option<&'a str>,
+            Option<&'a str>,
+            Option<u32>,
+        ),
+        usize,
+    >,
     /// Victims requeued in the current pass: not pending when it began.
     requeued_now: Vec<usize>,
     /// Jobs that are or were pending since the last compaction (a superset of
@@ -227,7 +310,11 @@ impl Eq for Cand<'_> {}
 type Scored = ((f64, f64, f64), usize);
 
 fn score_cmp(a: &Scored, b: &Scored) -> std::cmp::Ordering {
-    a.0 .0.total_cmp(&b.0 .0).then(a.0 .1.total_cmp(&b.0 .1)).then(a.0 .2.total_cmp(&b.0 .2)).then(a.1.cmp(&b.1))
+    a.0 .0
+        .total_cmp(&b.0 .0)
+        .then(a.0 .1.total_cmp(&b.0 .1))
+        .then(a.0 .2.total_cmp(&b.0 .2))
+        .then(a.1.cmp(&b.1))
 }
 
 /// The `nn` best-scored candidates, in node order; None if too few.
@@ -236,7 +323,10 @@ fn pick(mut cands: Vec<Scored>, nn: usize) -> Option<Vec<usize>> {
         return None;
     }
     if nn == 1 {
-        return cands.iter().min_by(|a, b| score_cmp(a, b)).map(|c| vec![c.1]);
+        return cands
+            .iter()
+            .min_by(|a, b| score_cmp(a, b))
+            .map(|c| vec![c.1]);
     }
     if nn < cands.len() {
         cands.select_nth_unstable_by(nn - 1, score_cmp);
@@ -298,6 +388,11 @@ impl<'a, 'p> Engine<'a, 'p> {
             seq: 0,
             first_block: Vec::new(),
             reject_reason: BTreeMap::new(),
+            reject_binding: BTreeMap::new(),
+            arriving: false,
+            age_drift: None,
+            wake: BTreeSet::new(),
+            exempt_until: std::cell::Cell::new(INF),
             preempted_by: BTreeMap::new(),
             start_trigger: Vec::new(),
             team_last_end: vec![None; nt],
@@ -367,7 +462,11 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// Adds or removes a running job in the preemption index, if it could ever be a victim.
     fn index_victim(&mut self, j: usize, add: bool) {
         let job = &self.c.jobs[j];
-        if !self.p.preemption || !self.c.teams[job.team].preemptible || self.c.qos[job.qos].exempt || job.nodes.is_empty() {
+        if !self.p.preemption
+            || !self.c.teams[job.team].preemptible
+            || self.c.qos[job.qos].exempt
+            || job.nodes.is_empty()
+        {
             return;
         }
         let key = (job.qos, job.team, job.class_rank);
@@ -401,6 +500,9 @@ impl<'a, 'p> Engine<'a, 'p> {
         self.usage_version += 1;
         let job = &self.c.jobs[j];
         let (t, q, u, tot) = (job.team, job.qos, job.user, job.total);
+        if job.lprof != NO_PROFILE {
+            self.c.lim.account(job.lprof, &tot, job.ltype, sign);
+        }
         for (d, x) in tot.iter().enumerate() {
             self.usage[t][d] += sign * x;
         }
@@ -480,11 +582,20 @@ impl<'a, 'p> Engine<'a, 'p> {
                         .map(|&k| {
                             let s = if ss > 0.0 { teams[k].shares / ss } else { 0.0 };
                             let u = if us > 0.0 { sub[k] / us } else { 0.0 };
-                            let v = if s <= 0.0 { 0.0 } else if u <= 0.0 { INF } else { s / u };
+                            let v = if s <= 0.0 {
+                                0.0
+                            } else if u <= 0.0 {
+                                INF
+                            } else {
+                                s / u
+                            };
                             (v, k)
                         })
                         .collect();
-                    lf.sort_by(|a, b| b.0.total_cmp(&a.0).then(teams[a.1].name.cmp(teams[b.1].name)));
+                    lf.sort_by(|a, b| {
+                        b.0.total_cmp(&a.0)
+                            .then(teams[a.1].name.cmp(teams[b.1].name))
+                    });
                     for &(_, k) in lf.iter().rev() {
                         stack.push(k);
                     }
@@ -500,7 +611,11 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     pub fn compute_priorities(&mut self, t: f64) {
         // With no fair-share weight (FCFS trace replays) the factors would be multiplied away.
-        let fs = if self.p.w.fairshare == 0.0 { vec![0.0; self.c.teams.len()] } else { self.fairshare_factors() };
+        let fs = if self.p.w.fairshare == 0.0 {
+            vec![0.0; self.c.teams.len()]
+        } else {
+            self.fairshare_factors()
+        };
         let w = &self.p.w;
         let tot = self.c.total;
         let unit = self.c.unit;
@@ -508,11 +623,18 @@ impl<'a, 'p> Engine<'a, 'p> {
         for &j in &self.pending {
             let job = &mut self.c.jobs[j];
             let age = ((t - job.eligible).max(0.0).min(self.p.max_age)) / self.p.max_age;
-            let mut size = if tot[unit] > 0.0 { (job.total[unit] / tot[unit]).min(1.0) } else { 0.0 };
+            let mut size = if tot[unit] > 0.0 {
+                (job.total[unit] / tot[unit]).min(1.0)
+            } else {
+                0.0
+            };
             if self.p.favor_small {
                 size = 1.0 - size;
             }
-            let part = job.part.and_then(|p| self.c.part_factor.get(p).copied()).unwrap_or(0.0);
+            let part = job
+                .part
+                .and_then(|p| self.c.part_factor.get(p).copied())
+                .unwrap_or(0.0);
             let f = [
                 w.age * age,
                 w.fairshare * fs[job.team],
@@ -533,7 +655,14 @@ impl<'a, 'p> Engine<'a, 'p> {
                 self.order_cache = Some(self.sorted(all));
             }
             let jobs = &self.c.jobs;
-            return self.order_cache.as_ref().expect("set").iter().copied().filter(|&j| jobs[j].st == St::Pending).collect();
+            return self
+                .order_cache
+                .as_ref()
+                .expect("set")
+                .iter()
+                .copied()
+                .filter(|&j| jobs[j].st == St::Pending)
+                .collect();
         }
         let v = self.compact_pending().to_vec();
         self.sorted(v)
@@ -543,7 +672,10 @@ impl<'a, 'p> Engine<'a, 'p> {
         let jobs = &self.c.jobs;
         if self.p.strict_team_fifo {
             v.sort_by(|&a, &b| {
-                jobs[a].submit.total_cmp(&jobs[b].submit).then_with(|| id_cmp(jobs[a].id, jobs[b].id))
+                jobs[a]
+                    .submit
+                    .total_cmp(&jobs[b].submit)
+                    .then_with(|| id_cmp(jobs[a].id, jobs[b].id))
             });
         } else {
             v.sort_by(|&a, &b| {
@@ -560,26 +692,113 @@ impl<'a, 'p> Engine<'a, 'p> {
     // ------------------------------------------------------------------ limits
 
     /// A reason the job can never run (rejected at submission), if any.
-    pub fn reject_check(&mut self, j: usize) -> Option<String> {
+    /// A reason the job can never run, and the binding limit in short words.
+    pub fn reject_check(&mut self, j: usize) -> Option<(String, String)> {
+        if self.c.lim.active {
+            return self.reject_check_limits(j);
+        }
+        self.reject_check_fields(j)
+            .or_else(|| self.reject_check_shape(j))
+            .or_else(|| self.reject_check_submit(j))
+    }
+
+    /// With a limit list, it is the authority: per-job limits, the wall
+    /// limit (the job is held for good) and, for a job that arrives, the
+    /// queued + running counts. A job the snapshot already holds is never
+    /// dropped for a submit limit: it exists.
+    fn reject_check_limits(&mut self, j: usize) -> Option<(String, String)> {
+        let job = &self.c.jobs[j];
+        let lim = &self.c.lim;
+        if let Some((b, _)) = lim.never(job.lprof, &job.total, job.ltype, job.limit) {
+            return Some((
+                lim.words(&b, job.user, self.c.teams[job.team].name),
+                lim.binding(&b),
+            ));
+        }
+        if self.arriving {
+            if let Some(b) = lim.over_submit(job.lprof) {
+                return Some((
+                    lim.words(&b, job.user, self.c.teams[job.team].name),
+                    lim.binding(&b),
+                ));
+            }
+        }
+        if self.p.quota != QuotaMode::Off {
+            let team = &self.c.teams[job.team];
+            for d in (0..3).chain(job.qdim) {
+                let ask = need_in(&job.total, d);
+                if ask > team.m[d] {
+                    return Some((
+                        format!(
+                            "rejected: asks {} {}, more than team {}'s max of {}",
+                            fmt_amount(ask),
+                            self.dim_label(d),
+                            team.name,
+                            fmt_amount(team.m[d])
+                        ),
+                        format!("team {} max {}", team.name, self.dim_key(d)),
+                    ));
+                }
+            }
+        }
+        self.reject_check_shape(j)
+    }
+
+    /// The snapshot's QoS and team fields as limits (no limit list).
+    fn reject_check_fields(&mut self, j: usize) -> Option<(String, String)> {
         let job = &self.c.jobs[j];
         let team = &self.c.teams[job.team];
         let q = &self.c.qos[job.qos];
         if let (Some(mw), Some(l)) = (q.max_wall, job.limit) {
             if l > mw {
-                return Some(format!("rejected: time limit {}s is over QoS {}'s MaxWall of {}s", fmt_amount(l), q.name, fmt_amount(mw)));
+                return Some((
+                    format!(
+                        "rejected: time limit {}s is over QoS {}'s MaxWall of {}s",
+                        fmt_amount(l),
+                        q.name,
+                        fmt_amount(mw)
+                    ),
+                    format!("QoS {} MaxWall", q.name),
+                ));
             }
         }
         if let (Some(mw), Some(l)) = (team.max_wall, job.limit) {
             if l > mw {
-                return Some(format!("rejected: time limit {}s is over team {}'s max wall of {}s", fmt_amount(l), team.name, fmt_amount(mw)));
+                return Some((
+                    format!(
+                        "rejected: time limit {}s is over team {}'s max wall of {}s",
+                        fmt_amount(l),
+                        team.name,
+                        fmt_amount(mw)
+                    ),
+                    format!("team {} max wall", team.name),
+                ));
             }
         }
         for (lim, of_team) in [(team.per_job, true), (q.max_tres_job, false)] {
             if let Some(lim) = lim {
                 for d in 0..3 {
                     if job.total[d] > lim[d] {
-                        let who = if of_team { format!("team {}'s per-job limit", team.name) } else { format!("QoS {}'s MaxTRESPerJob", q.name) };
-                        return Some(format!("rejected: asks {} {} over {} of {}", fmt_amount(job.total[d]), dim_name(d), who, fmt_amount(lim[d])));
+                        let who = if of_team {
+                            format!("team {}'s per-job limit", team.name)
+                        } else {
+                            format!("QoS {}'s MaxTRESPerJob", q.name)
+                        };
+                        let b = if of_team {
+                            format!("team {} per-job limit {}", team.name, self.dim_key(d))
+                        } else {
+                            format!("QoS {} MaxTRESPerJob {}", q.name, self.dim_key(d))
+                        };
+                        return Some((
+                            format!(
+                                "rejected: asks {} {} over {} of {}",
+                                fmt_amount(job.total[d]),
+                                dim_name(d),
+                                who,
+                                fmt_amount(lim[d])
+                            ),
+                            b,
+                        ));
                     }
                 }
             }
@@ -588,53 +807,116 @@ impl<'a, 'p> Engine<'a, 'p> {
             for d in (0..3).chain(job.qdim) {
                 let ask = need_in(&job.total, d);
                 if ask > team.m[d] {
-                    return Some(format!("rejected: asks {} {}, more than team {}'s max of {}", fmt_amount(ask), self.dim_label(d), team.name, fmt_amount(team.m[d])));
+                    return Some((
+                        format!(
+                            "rejected: asks {} {}, more than team {}'s max of {}",
+                            fmt_amount(ask),
+                            self.dim_label(d),
+                            team.name,
+                            fmt_amount(team.m[d])
+                        ),
+                        format!("team {} max {}", team.name, self.dim_key(d)),
+                    ));
                 }
-            }
-        }
-        // Could it fit on an empty cluster? (Counted once per shape.)
-        let b = |x: f64| x.to_bits();
-        let key = ((b(job.per_node[CPU]), b(job.per_node[MEM]), b(job.per_node[GPU])), job.gtype, job.part);
-        let eligible = match self.eligible_count.get(&key) {
-            Some(&k) => k,
-            None => {
-                let k = (0..self.c.nodes.len()).filter(|&n| self.c.node_eligible(j, n) && fits(&self.c.nodes[n].cap, &job.per_node)).count();
-                self.eligible_count.insert(key, k);
-                k
-            }
-        };
-        let job = &self.c.jobs[j];
-        let team = &self.c.teams[job.team];
-        let q = &self.c.qos[job.qos];
-        if eligible < job.nn {
-            let d = if job.per_node[GPU] > 0.0 { GPU } else { CPU };
-            let largest = (0..self.c.nodes.len()).filter(|&n| self.c.node_eligible(j, n)).map(|n| self.c.nodes[n].cap[d]).fold(0.0, f64::max);
-            let kind = job.gtype.map(|t| format!(" {t}")).unwrap_or_default();
-            return Some(if job.nn == 1 {
-                format!("rejected: can never fit: asks {}{} {} on one node, the largest eligible node has {}", fmt_amount(job.per_node[d]), kind, dim_name(d), fmt_amount(largest))
-            } else {
-                format!("rejected: can never fit: asks {} nodes with {}{} {} each, {} eligible nodes are that large", job.nn, fmt_amount(job.per_node[d]), kind, dim_name(d), eligible)
-            });
-        }
-        if let Some(ms) = q.max_submit_user {
-            let n = *self.submitted_user_qos.get(&(job.qos, job.user)).unwrap_or(&0);
-            if n >= ms {
-                return Some(format!("rejected: user {} has {} jobs in QoS {}, its MaxSubmitJobsPerUser is {}", job.user, n, q.name, ms));
-            }
-        }
-        if let Some(ms) = team.max_submit {
-            if self.submitted_team[job.team] >= ms {
-                return Some(format!("rejected: team {} has {} jobs queued or running, its max_submit_jobs is {}", team.name, self.submitted_team[job.team], ms));
             }
         }
         None
     }
 
+    /// The submit counts of the snapshot's QoS and team fields.
+    fn reject_check_submit(&self, j: usize) -> Option<(String, String)> {
+        let job = &self.c.jobs[j];
+        let team = &self.c.teams[job.team];
+        let q = &self.c.qos[job.qos];
+        if let Some(ms) = q.max_submit_user {
+            let n = *self
+                .submitted_user_qos
+                .get(&(job.qos, job.user))
+                .unwrap_or(&0);
+            if n >= ms {
+                return Some((
+                    format!(
+                        "rejected: user {} has {} jobs in QoS {}, its MaxSubmitJobsPerUser is {}",
+                        job.user, n, q.name, ms
+                    ),
+                    format!("QoS {} MaxSubmitJobsPerUser", q.name),
+                ));
+            }
+        }
+        if let Some(ms) = team.max_submit {
+            if self.submitted_team[job.team] >= ms {
+                return Some((format!("rejected: team {} has {} jobs queued or running, its max_submit_jobs is {}", team.name, self.submitted_team[job.team], ms), format!("team {} max_submit_jobs", team.name)));
+            }
+        }
+        None
+    }
+
+    /// Could the job fit on an empty cluster? (Counted once per shape.)
+    fn reject_check_shape(&mut self, j: usize) -> Option<(String, String)> {
+        let job = &self.c.jobs[j];
+        let b = |x: f64| x.to_bits();
+        let key = (
+            (
+                b(job.per_node[CPU]),
+                b(job.per_node[MEM]),
+                b(job.per_node[GPU]),
+            ),
+            job.gtype,
+            job.part,
+            job.cons,
+        );
+        let eligible = match self.eligible_count.get(&key) {
+            Some(&k) => k,
+            None => {
+                let k = (0..self.c.nodes.len())
+                    .filter(|&n| {
+                        self.c.node_eligible(j, n) && fits(&self.c.nodes[n].cap, &job.per_node)
+                    })
+                    .count();
+                self.eligible_count.insert(key, k);
+                k
+            }
+        };
+        let job = &self.c.jobs[j];
+        if eligible < job.nn {
+            let d = if job.per_node[GPU] > 0.0 { GPU } else { CPU };
+            let largest = (0..self.c.nodes.len())
+                .filter(|&n| self.c.node_eligible(j, n))
+                .map(|n| self.c.nodes[n].cap[d])
+                .fold(0.0, f64::max);
+            let kind = job.gtype.map(|t| format!(" {t}")).unwrap_or_default();
+            let cons = job
+                .cons
+                .map(|k| format!(" with constraint {}", self.c.cons_text[k as usize]))
+                .unwrap_or_default();
+            return Some((
+                if job.nn == 1 {
+                    format!("rejected: can never fit: asks {}{} {} on one node{cons}, the largest eligible node has {}", fmt_amount(job.per_node[d]), kind, dim_name(d), fmt_amount(largest))
+                } else {
+                    format!("rejected: can never fit: asks {} nodes with {}{} {} each{cons}, {} eligible nodes are that large", job.nn, fmt_amount(job.per_node[d]), kind, dim_name(d), eligible)
+                },
+                if job.cons.is_some() {
+                    "constraint".into()
+                } else {
+                    "nodes".into()
+                },
+            ));
+        }
+        None
+    }
+
     pub fn admit_submit(&mut self, j: usize, t: f64) -> bool {
-        if let Some(r) = self.reject_check(j) {
+        if let Some((r, b)) = self.reject_check(j) {
             self.c.jobs[j].st = St::Rejected;
-            self.event(t, Ev::Reject { job: j, reason: r.clone() });
+            self.event(
+                t,
+                Ev::Reject {
+                    job: j,
+                    reason: r.clone(),
+                },
+            );
             self.reject_reason.insert(j, r);
+            self.reject_binding.insert(j, b);
             return false;
         }
         self.count_submitted(j, 1);
@@ -649,37 +931,87 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// (kept only there: a per-user map over every job costs a lookup each).
     fn count_submitted(&mut self, j: usize, by: i64) {
         let job = &self.c.jobs[j];
+        if job.lprof != NO_PROFILE {
+            self.c.lim.count_submitted(job.lprof, by);
+        }
         if self.c.qos[job.qos].max_submit_user.is_some() {
-            *self.submitted_user_qos.entry((job.qos, job.user)).or_insert(0) += by;
+            *self
+                .submitted_user_qos
+                .entry((job.qos, job.user))
+                .or_insert(0) += by;
         }
         self.submitted_team[job.team] += by;
     }
 
-    fn hold_check(&self, j: usize) -> Option<String> {
+    fn hold_check(&self, j: usize) -> Option<Block> {
         let job = &self.c.jobs[j];
+        if self.c.lim.active {
+            return self
+                .c
+                .lim
+                .hold(job.lprof, &job.total, job.ltype)
+                .map(Block::Limit);
+        }
         let q = &self.c.qos[job.qos];
-        if q.max_tres_user.is_none() && q.max_jobs_user.is_none() && self.c.teams[job.team].per_user.is_none() {
+        if q.max_tres_user.is_none()
+            && q.max_jobs_user.is_none()
+            && self.c.teams[job.team].per_user.is_none()
+        {
             return None;
         }
-        let (used, count) = self.user_qos.get(&(job.qos, job.user)).copied().unwrap_or(([0.0; 3], 0));
+        let (used, count) = self
+            .user_qos
+            .get(&(job.qos, job.user))
+            .copied()
+            .unwrap_or(([0.0; 3], 0));
         if let Some(lim) = q.max_tres_user {
             for d in 0..3 {
                 if used[d] + job.total[d] > lim[d] {
-                    return Some(format!("held: user {} holds {} of QoS {}'s MaxTRESPerUser of {} {}", job.user, fmt_amount(used[d]), q.name, fmt_amount(lim[d]), dim_name(d)));
+                    return Some(Block::Hold(
+                        format!(
+                            "held: user {} holds {} of QoS {}'s MaxTRESPerUser of {} {}",
+                            job.user,
+                            fmt_amount(used[d]),
+                            q.name,
+                            fmt_amount(lim[d]),
+                            dim_name(d)
+                        ),
+                        format!("QoS {} MaxTRESPerUser {}", q.name, self.dim_key(d)),
+                    ));
                 }
             }
         }
         if let Some(mj) = q.max_jobs_user {
             if count >= mj {
-                return Some(format!("held: user {} runs {} jobs, QoS {}'s MaxJobsPerUser is {}", job.user, count, q.name, mj));
+                return Some(Block::Hold(
+                    format!(
+                        "held: user {} runs {} jobs, QoS {}'s MaxJobsPerUser is {}",
+                        job.user, count, q.name, mj
+                    ),
+                    format!("QoS {} MaxJobsPerUser", q.name),
+                ));
             }
         }
         let team = &self.c.teams[job.team];
         if let Some(lim) = team.per_user {
-            let used = self.user_team.get(&(job.team, job.user)).copied().unwrap_or([0.0; 3]);
+            let used = self
+                .user_team
+                .get(&(job.team, job.user))
+                .copied()
+                .unwrap_or([0.0; 3]);
             for d in 0..3 {
                 if used[d] + job.total[d] > lim[d] {
-                    return Some(format!("held: user {} holds {} of team {}'s per-user limit of {} {}", job.user, fmt_amount(used[d]), team.name, fmt_amount(lim[d]), dim_name(d)));
+                    return Some(Block::Hold(
+                        format!(
+                            "held: user {} holds {} of team {}'s per-user limit of {} {}",
+                            job.user,
+                            fmt_amount(used[d]),
+                            team.name,
+                            fmt_amount(lim[d]),
+                            dim_name(d)
+                        ),
+                        format!("team {} per-user limit {}", team.name, self.dim_key(d)),
+                    ));
                 }
             }
         }
@@ -702,7 +1034,8 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
             for (d, a) in avail.iter_mut().enumerate() {
                 if team.g[d].is_finite() {
-                    *a += (team.g[d] - usage[s][d]).max(0.0).min(team.l[d]) - (usage[s][d] - team.g[d]).max(0.0);
+                    *a += (team.g[d] - usage[s][d]).max(0.0).min(team.l[d])
+                        - (usage[s][d] - team.g[d]).max(0.0);
                 }
             }
         }
@@ -710,14 +1043,24 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     /// Quota check of a request `need` (typed GPUs also in dimension `qdim`).
-    fn quota_check(&self, t: usize, need: &V3, qdim: Option<usize>, usage: &[Vec<f64>]) -> Option<Block> {
+    fn quota_check(
+        &self,
+        t: usize,
+        need: &V3,
+        qdim: Option<usize>,
+        usage: &[Vec<f64>],
+    ) -> Option<Block> {
         if self.p.quota == QuotaMode::Off {
             return None;
         }
         let team = &self.c.teams[t];
         for d in [GPU, CPU, MEM].into_iter().chain(qdim) {
             if usage[t][d] + need_in(need, d) > team.m[d] {
-                return Some(Block::Max { dim: d, max: team.m[d], used: usage[t][d] });
+                return Some(Block::Max {
+                    dim: d,
+                    max: team.m[d],
+                    used: usage[t][d],
+                });
             }
         }
         if self.p.quota == QuotaMode::MaxOnly || !team.has_g {
@@ -729,7 +1072,11 @@ impl<'a, 'p> Engine<'a, 'p> {
             if over > 0.0 {
                 let a = avail.get_or_insert_with(|| self.cohort_avail(t, usage));
                 if over > a[d] {
-                    return Some(Block::Cohort { dim: d, guarantee: team.g[d], avail: a[d].max(0.0) });
+                    return Some(Block::Cohort {
+                        dim: d,
+                        guarantee: team.g[d],
+                        avail: a[d].max(0.0),
+                    });
                 }
             }
         }
@@ -738,12 +1085,25 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     fn within_guarantee(&self, t: usize, need: &V3, qdim: Option<usize>) -> bool {
         let team = &self.c.teams[t];
-        team.has_g && (0..3).chain(qdim).all(|d| self.usage[t][d] + need_in(need, d) <= team.g[d])
+        team.has_g
+            && (0..3)
+                .chain(qdim)
+                .all(|d| self.usage[t][d] + need_in(need, d) <= team.g[d])
     }
 
     fn borrowing(&self, t: usize) -> bool {
         let team = &self.c.teams[t];
         team.has_g && self.usage[t].iter().zip(&team.g).any(|(u, g)| u > g)
+    }
+
+    /// "gpu", "cpu", "mem" or the typed key, e.g. "gpu:h100".
+    fn dim_key(&self, d: usize) -> String {
+        match d {
+            CPU => "cpu".into(),
+            MEM => "mem".into(),
+            GPU => "gpu".into(),
+            _ => format!("gpu:{}", self.c.qtypes[d - 3]),
+        }
     }
 
     /// "GPUs", "CPUs", … or the typed key, e.g. "gpu:h100 GPUs".
@@ -792,7 +1152,11 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     fn score(&self, free: &V3, need: &V3) -> (f64, f64, f64) {
-        let left = [free[GPU] - need[GPU], free[CPU] - need[CPU], free[MEM] - need[MEM]];
+        let left = [
+            free[GPU] - need[GPU],
+            free[CPU] - need[CPU],
+            free[MEM] - need[MEM],
+        ];
         match self.p.placement {
             Placement::BestFit => (left[0], left[1], left[2]),
             Placement::Spread => (-left[0], -left[1], -left[2]),
@@ -801,7 +1165,13 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// Whole-job placement now on `nn` distinct nodes, best-fit or spread;
     /// ties go to the node listed first. Free capacity is `free_of(n)`.
-    fn place_now(&self, j: usize, res: &[Reservation], free: Option<&[V3]>, to: f64) -> Option<Vec<usize>> {
+    fn place_now(
+        &self,
+        j: usize,
+        res: &[Reservation],
+        free: Option<&[V3]>,
+        to: f64,
+    ) -> Option<Vec<usize>> {
         let job = &self.c.jobs[j];
         let need = job.per_node;
         if free.is_none() && self.p.placement == Placement::BestFit {
@@ -810,14 +1180,21 @@ impl<'a, 'p> Engine<'a, 'p> {
             let typed: Vec<usize>;
             let groups = match job.gtype {
                 Some(t) => {
-                    typed = self.gpu_groups.iter().position(|g| *g == Some(t)).into_iter().collect();
+                    typed = self
+                        .gpu_groups
+                        .iter()
+                        .position(|g| *g == Some(t))
+                        .into_iter()
+                        .collect();
                     &typed
                 }
                 None => &self.all_groups,
             };
             let mut out = Vec::with_capacity(job.nn);
             self.best.each_best(groups, &need, |n| {
-                if self.c.node_eligible(j, n) && (res.is_empty() || self.clear_of(n, self.now, to, &need, res)) {
+                if self.c.node_eligible(j, n)
+                    && (res.is_empty() || self.clear_of(n, self.now, to, &need, res))
+                {
                     out.push(n);
                     return out.len() == job.nn;
                 }
@@ -831,10 +1208,17 @@ impl<'a, 'p> Engine<'a, 'p> {
         }
         let mut cands: Vec<((f64, f64, f64), usize)> = Vec::new();
         let mut visit = |n: usize, f: &V3| -> bool {
-            if fits(f, &need) && self.c.node_eligible(j, n) && (res.is_empty() || self.clear_of(n, self.now, to, &need, res)) {
+            if fits(f, &need)
+                && self.c.node_eligible(j, n)
+                && (res.is_empty() || self.clear_of(n, self.now, to, &need, res))
+            {
                 cands.push((self.score(f, &need), n));
                 // A perfect fit: nothing can beat it, and earlier nodes win ties.
-                return job.nn == 1 && self.p.placement == Placement::BestFit && cands.last().is_some_and(|c| c.0 .0 == 0.0 && c.0 .1 == 0.0 && c.0 .2 == 0.0);
+                return job.nn == 1
+                    && self.p.placement == Placement::BestFit
+                    && cands
+                        .last()
+                        .is_some_and(|c| c.0 .0 == 0.0 && c.0 .1 == 0.0 && c.0 .2 == 0.0);
             }
             false
         };
@@ -846,7 +1230,9 @@ impl<'a, 'p> Engine<'a, 'p> {
                     }
                 }
             }
-            None => self.free_ix.each_fitting(&need, |n| visit(n, &self.c.nodes[n].free)),
+            None => self
+                .free_ix
+                .each_fitting(&need, |n| visit(n, &self.c.nodes[n].free)),
         }
         pick(cands, job.nn)
     }
@@ -857,8 +1243,12 @@ impl<'a, 'p> Engine<'a, 'p> {
     fn grid(&self, t: f64, times: &[f64]) -> impl Iterator<Item = f64> {
         let step = self.p.bf_resolution;
         let last = t + self.p.bf_window;
-        let mut heap: BinaryHeap<Reverse<u64>> =
-            times.iter().map(|&e| t + ((e - t) / step).ceil() * step).filter(|&g| g <= last).map(|g| Reverse(ord_bits(g))).collect();
+        let mut heap: BinaryHeap<Reverse<u64>> = times
+            .iter()
+            .map(|&e| t + ((e - t) / step).ceil() * step)
+            .filter(|&g| g <= last)
+            .map(|g| Reverse(ord_bits(g)))
+            .collect();
         let mut prev = None;
         std::iter::from_fn(move || loop {
             let Reverse(k) = heap.pop()?;
@@ -875,7 +1265,9 @@ impl<'a, 'p> Engine<'a, 'p> {
         let job = &self.c.jobs[j];
         let need = job.per_node;
         let dur = job.limit.unwrap_or(INF);
-        let eligible: Vec<usize> = (0..self.c.nodes.len()).filter(|&n| self.c.node_eligible(j, n)).collect();
+        let eligible: Vec<usize> = (0..self.c.nodes.len())
+            .filter(|&n| self.c.node_eligible(j, n))
+            .collect();
         let mut times: Vec<f64> = Vec::new();
         for &n in &eligible {
             for &r in &self.c.nodes[n].running {
@@ -907,7 +1299,12 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// Earliest grid time within the backfill window at which every pending
     /// member of a gang fits at once for its whole limit, with each member's nodes.
-    fn earliest_gang(&self, pend: &[usize], t: f64, res: &[Reservation]) -> Option<(f64, Vec<(usize, Vec<usize>)>)> {
+    fn earliest_gang(
+        &self,
+        pend: &[usize],
+        t: f64,
+        res: &[Reservation],
+    ) -> Option<(f64, Vec<(usize, Vec<usize>)>)> {
         let n_nodes = self.c.nodes.len();
         let mut times: Vec<f64> = Vec::new();
         for &m in pend {
@@ -933,10 +1330,16 @@ impl<'a, 'p> Engine<'a, 'p> {
                 let need = job.per_node;
                 let dur = job.limit.unwrap_or(INF);
                 let cands: Vec<Scored> = (0..n_nodes)
-                    .filter(|&n| self.c.node_eligible(m, n) && fits(&free[n], &need) && self.clear_of(n, tau, tau + dur, &need, res))
+                    .filter(|&n| {
+                        self.c.node_eligible(m, n)
+                            && fits(&free[n], &need)
+                            && self.clear_of(n, tau, tau + dur, &need, res)
+                    })
                     .map(|n| (self.score(&free[n], &need), n))
                     .collect();
-                let Some(nodes) = pick(cands, job.nn) else { continue 'times };
+                let Some(nodes) = pick(cands, job.nn) else {
+                    continue 'times;
+                };
                 for &n in &nodes {
                     for d in 0..3 {
                         free[n][d] -= need[d];
@@ -952,7 +1355,17 @@ impl<'a, 'p> Engine<'a, 'p> {
     // ------------------------------------------------------------ start / stop
 
     fn start(&mut self, j: usize, nodes: Vec<usize>, t: f64, backfill: bool) {
-        let trigger = nodes.iter().filter_map(|&n| self.c.nodes[n].last_end).max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1))).map(|x| x.1);
+        self.start_at(j, nodes, t, t, backfill);
+    }
+
+    /// Starts job `j` on `nodes`, decided at `t`; it begins running at `begin`
+    /// (later than `t` when preempted victims are given a grace time to end).
+    fn start_at(&mut self, j: usize, nodes: Vec<usize>, t: f64, begin: f64, backfill: bool) {
+        let trigger = nodes
+            .iter()
+            .filter_map(|&n| self.c.nodes[n].last_end)
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
+            .map(|x| x.1);
         let team_trigger = self.team_last_end[self.c.jobs[j].team];
         self.start_trigger[j].get_or_insert((trigger, team_trigger));
         let need = self.c.jobs[j].per_node;
@@ -968,20 +1381,28 @@ impl<'a, 'p> Engine<'a, 'p> {
         self.seq += 1;
         let job = &mut self.c.jobs[j];
         job.st = St::Running;
-        job.start = t;
+        job.start = begin;
         if job.first_start.is_none() {
-            job.first_start = Some(t);
+            job.first_start = Some(begin);
             job.first_nodes = nodes.clone();
+            job.first_run = job.remaining;
         }
-        job.planned_end = t + job.limit.unwrap_or(INF);
+        job.planned_end = begin + job.limit.unwrap_or(INF);
         job.nodes = nodes.clone();
         job.run_seq = self.seq;
-        let end = t + job.remaining;
+        let end = begin + job.remaining;
         if end.is_finite() {
             self.ends.insert((bits(end), j, self.seq));
         }
         self.index_victim(j, true);
-        self.event(t, Ev::Start { job: j, nodes, backfill });
+        self.event(
+            t,
+            Ev::Start {
+                job: j,
+                nodes,
+                backfill,
+            },
+        );
     }
 
     fn release(&mut self, j: usize) {
@@ -1053,12 +1474,15 @@ impl<'a, 'p> Engine<'a, 'p> {
         let team = &self.c.teams[job.team];
         self.p.quota == QuotaMode::Enforce
             && self.within_guarantee(job.team, &job.total, job.qdim)
-            && (0..self.c.teams.len()).any(|x| x != job.team && self.c.teams[x].cohort == team.cohort && self.borrowing(x))
+            && (0..self.c.teams.len()).any(|x| {
+                x != job.team && self.c.teams[x].cohort == team.cohort && self.borrowing(x)
+            })
     }
 
     fn find_victims(&self, j: usize, t: f64) -> Option<(Vec<usize>, Vec<usize>)> {
         let job = &self.c.jobs[j];
-        let reclaim = self.p.quota == QuotaMode::Enforce && self.within_guarantee(job.team, &job.total, job.qdim);
+        let reclaim = self.p.quota == QuotaMode::Enforce
+            && self.within_guarantee(job.team, &job.total, job.qdim);
         let my_cohort = self.c.teams[job.team].cohort;
         let borrowing: Vec<bool> = (0..self.c.teams.len()).map(|x| self.borrowing(x)).collect();
         let jobs = &self.c.jobs;
@@ -1068,15 +1492,38 @@ impl<'a, 'p> Engine<'a, 'p> {
         // Started in this same pass (start >= t): not a victim.
         let before_t = (ord_bits(t), 0);
         for (&(q, vteam, rank), set) in &self.victims {
-            let by_qos = self.c.qos[job.qos].preempts.contains(&q) || (job.class_rank > 0 && rank > 0 && job.class_rank > rank);
-            let by_reclaim = reclaim && vteam != job.team && self.c.teams[vteam].cohort == my_cohort && borrowing[vteam];
+            let by_qos = self.c.qos[job.qos].preempts.contains(&q)
+                || (job.class_rank > 0 && rank > 0 && job.class_rank > rank);
+            let by_reclaim = reclaim
+                && vteam != job.team
+                && self.c.teams[vteam].cohort == my_cohort
+                && borrowing[vteam];
             if by_qos || by_reclaim {
-                for &(_, v) in set.range(..before_t) {
+                // Younger than its QoS's exempt time: not a victim yet.
+                let exempt = self.c.qos[q].exempt_time;
+                let bound = if exempt > 0.0 {
+                    (ord_bits(t - exempt), usize::MAX).min(before_t)
+                } else {
+                    before_t
+                };
+                if bound < before_t {
+                    if let Some(&(s, _)) = set.range(bound..before_t).next() {
+                        let until = from_ord_bits(s) + exempt;
+                        self.exempt_until.set(self.exempt_until.get().min(until));
+                    }
+                }
+                for &(_, v) in set.range(..bound) {
                     let vj = &jobs[v];
                     if vj.gang.is_some() {
                         cands.insert(v);
                     }
-                    heap.push(Cand { borrowing: borrowing[vteam], prio: vj.prio, start: vj.start, id: vj.id, v });
+                    heap.push(Cand {
+                        borrowing: borrowing[vteam],
+                        prio: vj.prio,
+                        start: vj.start,
+                        id: vj.id,
+                        v,
+                    });
                 }
             }
         }
@@ -1098,7 +1545,11 @@ impl<'a, 'p> Engine<'a, 'p> {
         // Victims in units: a job alone, or every running member of a gang.
         let mut chosen: Vec<Vec<usize>> = Vec::new();
         let mut taken: FxSet<usize> = FxSet::default();
-        let give = |free: &mut Vec<V3>, fit: &mut BTreeSet<usize>, usage: &mut Vec<Vec<f64>>, unit: &[usize], sign: f64| {
+        let give = |free: &mut Vec<V3>,
+                    fit: &mut BTreeSet<usize>,
+                    usage: &mut Vec<Vec<f64>>,
+                    unit: &[usize],
+                    sign: f64| {
             for &v in unit {
                 let vj = &jobs[v];
                 for &n in &vj.nodes {
@@ -1121,7 +1572,12 @@ impl<'a, 'p> Engine<'a, 'p> {
             if fit.len() < job.nn {
                 return None;
             }
-            pick(fit.iter().map(|&n| (self.score(&free[n], &need), n)).collect(), job.nn)
+            pick(
+                fit.iter()
+                    .map(|&n| (self.score(&free[n], &need), n))
+                    .collect(),
+                job.nn,
+            )
         };
         let mut placed = None;
         while let Some(Cand { v, .. }) = heap.pop() {
@@ -1131,7 +1587,11 @@ impl<'a, 'p> Engine<'a, 'p> {
             let unit = match jobs[v].gang {
                 None => vec![v],
                 Some(g) => {
-                    let unit: Vec<usize> = self.c.gang_members[g].iter().copied().filter(|&m| jobs[m].st == St::Running).collect();
+                    let unit: Vec<usize> = self.c.gang_members[g]
+                        .iter()
+                        .copied()
+                        .filter(|&m| jobs[m].st == St::Running)
+                        .collect();
                     if !unit.iter().all(|m| cands.contains(m)) {
                         continue; // a member this job may not preempt: the gang stays whole
                     }
@@ -1144,7 +1604,10 @@ impl<'a, 'p> Engine<'a, 'p> {
             give(&mut free, &mut fit, &mut usage, &unit, 1.0);
             taken.extend(unit.iter().copied());
             chosen.push(unit);
-            if self.quota_check(job.team, &job.total, job.qdim, &usage).is_none() {
+            if self
+                .quota_check(job.team, &job.total, job.qdim, &usage)
+                .is_none()
+            {
                 if let Some(p) = place(&free, &fit) {
                     placed = Some(p);
                     break;
@@ -1157,7 +1620,9 @@ impl<'a, 'p> Engine<'a, 'p> {
         while i > 0 {
             i -= 1;
             give(&mut free, &mut fit, &mut usage, &chosen[i], -1.0);
-            let ok = self.quota_check(job.team, &job.total, job.qdim, &usage).is_none();
+            let ok = self
+                .quota_check(job.team, &job.total, job.qdim, &usage)
+                .is_none();
             match if ok { place(&free, &fit) } else { None } {
                 Some(p) => {
                     chosen.remove(i);
@@ -1177,7 +1642,11 @@ impl<'a, 'p> Engine<'a, 'p> {
             let team = &self.c.teams[vt];
             team.has_g
                 && (0..3).chain(jobs[v].qdim).any(|d| {
-                    let gone: f64 = unit.iter().filter(|&&m| jobs[m].team == vt).map(|&m| need_in(&jobs[m].total, d)).sum();
+                    let gone: f64 = unit
+                        .iter()
+                        .filter(|&&m| jobs[m].team == vt)
+                        .map(|&m| need_in(&jobs[m].total, d))
+                        .sum();
                     team.g[d].is_finite() && usage[vt][d] - gone < team.g[d]
                 })
         })
@@ -1195,6 +1664,8 @@ impl<'a, 'p> Engine<'a, 'p> {
         self.now = t;
         if !self.static_priority {
             self.compute_priorities(t);
+        } else if self.age_drift.is_some() {
+            self.drift_priorities(t);
         }
         let max_res = match self.p.backfill {
             Backfill::None => 0,
@@ -1213,12 +1684,106 @@ impl<'a, 'p> Engine<'a, 'p> {
         self.requeued_now.clear();
         self.failed_shapes.clear();
         self.unfit_shapes.clear();
+        if self.p.main_pass {
+            self.main_pass(t);
+        }
         if self.static_priority && !self.record_first {
             return self.pass_grouped(t, &mut cx);
         }
         let order = self.queue_order();
         for &j in &order {
             self.consider(j, t, &mut cx);
+        }
+    }
+
+    /// The source's priorities at the snapshot plus the age each job has gained
+    /// since (`weights.age × Δmin(age, max_age) / max_age`); the queue is sorted
+    /// again only if that changed its order (jobs whose age saturates fall back).
+    fn drift_priorities(&mut self, t: f64) {
+        if self.age_drift.is_none() {
+            return;
+        }
+        self.compact_pending();
+        let base = self.age_drift.as_ref().expect("checked");
+        let (w, max_age, t0) = (self.p.w.age, self.p.max_age, self.t0);
+        let age = |x: f64, e: f64| (x - e).max(0.0).min(max_age);
+        for &j in &self.pending {
+            let job = &mut self.c.jobs[j];
+            job.prio = base[j] + w * (age(t, job.eligible) - age(t0, job.eligible)) / max_age;
+        }
+        let jobs = &self.c.jobs;
+        let sorted = match &self.order_cache {
+            None => true,
+            Some(cache) => {
+                let mut prev: Option<usize> = None;
+                let mut ok = true;
+                for &j in cache.iter().filter(|&&j| jobs[j].st == St::Pending) {
+                    if let Some(p) = prev {
+                        let (a, b) = (&jobs[p], &jobs[j]);
+                        let ord = b
+                            .prio
+                            .total_cmp(&a.prio)
+                            .then(a.submit.total_cmp(&b.submit))
+                            .then_with(|| id_cmp(a.id, b.id));
+                        if ord == std::cmp::Ordering::Greater {
+                            ok = false;
+                            break;
+                        }
+                    }
+                    prev = Some(j);
+                }
+                ok
+            }
+        };
+        if !sorted {
+            self.order_cache = None;
+            self.classes = None;
+        }
+    }
+
+    /// The main scheduler's pass before backfill: pending jobs in priority
+    /// order start wherever they fit now, reservations aside; once a job of a
+    /// partition finds no room, later jobs of that partition wait for the
+    /// backfill pass. Jobs held by limits or quotas block nothing.
+    fn main_pass(&mut self, t: f64) {
+        let order = self.queue_order();
+        let mut parts: Vec<Option<&'a str>> = Vec::new();
+        for &j in &order {
+            let p = self.c.jobs[j].part;
+            if !parts.contains(&p) {
+                parts.push(p);
+            }
+        }
+        let mut blocked: Vec<Option<&'a str>> = Vec::new();
+        for j in order {
+            let job = &self.c.jobs[j];
+            if job.st != St::Pending || job.gang.is_some() || blocked.contains(&job.part) {
+                continue;
+            }
+            if self.hold_check(j).is_some()
+                || self
+                    .quota_check(job.team, &job.total, job.qdim, &self.usage)
+                    .is_some()
+            {
+                continue;
+            }
+            let (shape, part, end) = (job.shape, job.part, t + job.limit.unwrap_or(INF));
+            let placed = if self.failed_shapes.contains(shape) {
+                None
+            } else {
+                self.place_now(j, &[], None, end)
+            };
+            match placed {
+                Some(nodes) => self.start(j, nodes, t, false),
+                None => {
+                    self.failed_shapes.insert(shape);
+                    self.unfit_shapes.insert(shape);
+                    blocked.push(part);
+                    if blocked.len() == parts.len() {
+                        break;
+                    }
+                }
+            }
         }
     }
 
@@ -1235,7 +1800,8 @@ impl<'a, 'p> Engine<'a, 'p> {
             self.classes = Some(Classes::build(&self.c, order));
         }
         let mut cl = self.classes.take().expect("built");
-        let mut heap: BinaryHeap<Reverse<(usize, usize)>> = BinaryHeap::with_capacity(cl.members.len());
+        let mut heap: BinaryHeap<Reverse<(usize, usize)>> =
+            BinaryHeap::with_capacity(cl.members.len());
         for c in 0..cl.members.len() {
             let m = &cl.members[c];
             let mut lo = cl.lo[c];
@@ -1251,8 +1817,13 @@ impl<'a, 'p> Engine<'a, 'p> {
         let mut dropped: Vec<usize> = Vec::new();
         while let Some(Reverse((r, c))) = heap.pop() {
             let j = cl.members[c][cl.cursor[c]];
-            let pending_at_start = self.c.jobs[j].st == St::Pending && !self.requeued_now.contains(&j);
-            let outcome = if pending_at_start { self.consider(j, t, cx) } else { Outcome::Next };
+            let pending_at_start =
+                self.c.jobs[j].st == St::Pending && !self.requeued_now.contains(&j);
+            let outcome = if pending_at_start {
+                self.consider(j, t, cx)
+            } else {
+                Outcome::Next
+            };
             match outcome {
                 Outcome::Stop => break,
                 Outcome::Drop => {
@@ -1310,7 +1881,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             return Outcome::Next;
         }
         if let Some(h) = self.hold_check(j) {
-            self.record(j, Block::Hold(h));
+            self.record(j, h);
             cx.fifo_blocked.entry(team).or_insert(j);
             return Outcome::Drop;
         }
@@ -1325,7 +1896,11 @@ impl<'a, 'p> Engine<'a, 'p> {
         let shape = job.shape;
         // A shape that found no room cannot find it later in this pass: free
         // capacity only shrinks and reservations only grow, until a preemption.
-        let placed = if self.failed_shapes.contains(shape) { None } else { self.place_now(j, &cx.res, None, end) };
+        let placed = if self.failed_shapes.contains(shape) {
+            None
+        } else {
+            self.place_now(j, &cx.res, None, end)
+        };
         if let Some(nodes) = placed {
             let bf = !cx.res.is_empty();
             self.start(j, nodes, t, bf);
@@ -1333,11 +1908,27 @@ impl<'a, 'p> Engine<'a, 'p> {
         }
         self.failed_shapes.insert(shape);
         if self.p.preemption && self.may_preempt(j) {
-            if let Some((victims, nodes)) = self.find_victims(j, t) {
+            self.exempt_until.set(INF);
+            let found = self.find_victims(j, t);
+            let until = self.exempt_until.get();
+            if found.is_none() && until.is_finite() && until > t {
+                // Try again when the youngest exempt candidate may be preempted.
+                self.wake.insert(bits(until));
+            }
+            if let Some((victims, nodes)) = found {
+                // Victims given a grace time end then; the job starts when the last has ended.
+                let grace = if self.p.preempt_mode == PreemptMode::Suspend {
+                    0.0
+                } else {
+                    victims
+                        .iter()
+                        .map(|&v| self.c.qos[self.c.jobs[v].qos].grace)
+                        .fold(0.0, f64::max)
+                };
                 for v in victims {
                     self.preempt(v, j, t);
                 }
-                self.start(j, nodes, t, false);
+                self.start_at(j, nodes, t, t + grace, false);
                 self.failed_shapes.clear();
                 self.unfit_shapes.clear();
                 return Outcome::Preempted;
@@ -1356,7 +1947,13 @@ impl<'a, 'p> Engine<'a, 'p> {
         }
         if fits_ignoring {
             let at = cx.res.iter().map(|r| r.start).fold(INF, f64::min);
-            self.record(j, Block::Reservation { holder: cx.res_holder[0], at });
+            self.record(
+                j,
+                Block::Reservation {
+                    holder: cx.res_holder[0],
+                    at,
+                },
+            );
         } else {
             self.record(j, Block::Nodes);
         }
@@ -1368,7 +1965,12 @@ impl<'a, 'p> Engine<'a, 'p> {
             if let Some((at, nodes)) = self.earliest(j, t, &cx.res) {
                 let need = self.c.jobs[j].per_node;
                 let end = at + self.c.jobs[j].limit.unwrap_or(INF);
-                cx.res.push(Reservation { start: at, end, nodes, need });
+                cx.res.push(Reservation {
+                    start: at,
+                    end,
+                    nodes,
+                    need,
+                });
                 cx.res_holder.push(j);
                 if cx.res_holder.len() < cx.max_res {
                     // A peer would get a reservation of its own: keep the class.
@@ -1383,7 +1985,11 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// for all its members at once, as a single job would.
     fn try_gang(&mut self, g: usize, t: f64, cx: &mut PassCtx) {
         let res = &cx.res;
-        let members: Vec<usize> = self.c.gang_members[g].iter().copied().filter(|&m| self.c.jobs[m].st != St::Done && self.c.jobs[m].st != St::Rejected).collect();
+        let members: Vec<usize> = self.c.gang_members[g]
+            .iter()
+            .copied()
+            .filter(|&m| self.c.jobs[m].st != St::Done && self.c.jobs[m].st != St::Rejected)
+            .collect();
         if members.iter().any(|&m| self.c.jobs[m].st == St::Running) {
             // Part of the gang runs already (a snapshot mid-start): the rest start one by one.
         } else if members.iter().any(|&m| self.c.jobs[m].st != St::Pending) {
@@ -1394,13 +2000,17 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
             return;
         }
-        let pend: Vec<usize> = members.iter().copied().filter(|&m| self.c.jobs[m].st == St::Pending).collect();
+        let pend: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|&m| self.c.jobs[m].st == St::Pending)
+            .collect();
         let mut usage = self.usage.clone();
         let mut free: Vec<V3> = self.c.nodes.iter().map(|n| n.free).collect();
         let mut plan = Vec::new();
         for &m in &pend {
             if let Some(h) = self.hold_check(m) {
-                self.record(m, Block::Hold(h));
+                self.record(m, h);
                 return self.gang_blocked(&pend);
             }
             let job = &self.c.jobs[m];
@@ -1428,7 +2038,12 @@ impl<'a, 'p> Engine<'a, 'p> {
                         if let Some((at, plan)) = self.earliest_gang(&pend, t, &cx.res) {
                             for (m, nodes) in plan {
                                 let end = at + self.c.jobs[m].limit.unwrap_or(INF);
-                                cx.res.push(Reservation { start: at, end, nodes, need: self.c.jobs[m].per_node });
+                                cx.res.push(Reservation {
+                                    start: at,
+                                    end,
+                                    nodes,
+                                    need: self.c.jobs[m].per_node,
+                                });
                             }
                             cx.res_holder.push(pend[0]);
                         }
@@ -1453,7 +2068,12 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// Runs passes forward from `t0` until nothing is left to happen or `until`.
     /// `arrivals` are job indices in (submit, id) order.
-    pub fn run(&mut self, arrivals: &[usize], until: f64, mut on_step: impl FnMut(&mut Self, f64, f64)) {
+    pub fn run(
+        &mut self,
+        arrivals: &[usize],
+        until: f64,
+        mut on_step: impl FnMut(&mut Self, f64, f64),
+    ) {
         let t0 = self.t0;
         let step = self.p.bf_resolution;
         let mut ai = 0;
@@ -1462,24 +2082,38 @@ impl<'a, 'p> Engine<'a, 'p> {
         loop {
             let next_arr = arrivals.get(ai).map(|&j| self.c.jobs[j].submit.max(t0));
             let next_end = self.ends.first().map(|e| f64::from_bits(e.0));
+            let next_wake = self.wake.first().map(|&w| f64::from_bits(w));
             let te = if first {
                 t0
             } else {
-                match (next_arr, next_end) {
-                    (None, None) => break,
-                    (a, e) => a.unwrap_or(INF).min(e.unwrap_or(INF)),
+                match (next_arr, next_end, next_wake) {
+                    (None, None, None) => break,
+                    (a, e, w) => a.unwrap_or(INF).min(e.unwrap_or(INF)).min(w.unwrap_or(INF)),
                 }
             };
-            let tp = if first { t0 } else { (t0 + ((te - t0) / step).ceil() * step).max(te) };
+            let tp = if first || self.p.passes == Passes::Events {
+                if first {
+                    t0
+                } else {
+                    te
+                }
+            } else {
+                (t0 + ((te - t0) / step).ceil() * step).max(te)
+            };
             if tp > until {
                 break;
+            }
+            while self.wake.first().is_some_and(|&w| f64::from_bits(w) <= tp) {
+                self.wake.pop_first();
             }
             // Ends and arrivals up to the pass time, each at its own time.
             loop {
                 let e = self.ends.first().copied();
                 let a = arrivals.get(ai).copied();
                 let et = e.map(|x| f64::from_bits(x.0)).filter(|&x| x <= tp);
-                let at = a.map(|j| self.c.jobs[j].submit.max(t0)).filter(|&x| x <= tp);
+                let at = a
+                    .map(|j| self.c.jobs[j].submit.max(t0))
+                    .filter(|&x| x <= tp);
                 match (et, at) {
                     (None, None) => break,
                     (Some(x), at) if at.is_none_or(|y| x <= y) => {
@@ -1495,7 +2129,9 @@ impl<'a, 'p> Engine<'a, 'p> {
                         self.c.jobs[j].st = St::Pending;
                         self.mark_pending(j);
                         self.event(y, Ev::Submit(j));
+                        self.arriving = true;
                         self.admit_submit(j, y);
+                        self.arriving = false;
                         ai += 1;
                     }
                     _ => unreachable!(),
@@ -1516,36 +2152,101 @@ impl<'a, 'p> Engine<'a, 'p> {
         match b {
             Block::Max { dim, max, used } => format!(
                 "waits for team {}'s max of {} {} (holds {}, asks {})",
-                team.name, fmt_amount(*max), self.dim_label(*dim), fmt_amount(*used), fmt_amount(need_in(&job.total, *dim))
+                team.name,
+                fmt_amount(*max),
+                self.dim_label(*dim),
+                fmt_amount(*used),
+                fmt_amount(need_in(&job.total, *dim))
             ),
-            Block::Cohort { dim, guarantee, avail } => {
+            Block::Cohort {
+                dim,
+                guarantee,
+                avail,
+            } => {
                 let c = self.c.cohorts[team.cohort];
-                let c = if c.is_empty() { "the cluster".to_string() } else { format!("cohort {c}") };
+                let c = if c.is_empty() {
+                    "the cluster".to_string()
+                } else {
+                    format!("cohort {c}")
+                };
                 format!(
                     "waits for idle {} to borrow in {}: team {} is over its guarantee of {}, {} lendable now",
                     self.dim_label(*dim), c, team.name, fmt_amount(*guarantee), fmt_amount(*avail)
                 )
             }
             Block::Nodes => {
-                let d = if job.per_node[GPU] > 0.0 { GPU } else if job.per_node[CPU] > 0.0 { CPU } else { MEM };
+                let d = if job.per_node[GPU] > 0.0 {
+                    GPU
+                } else if job.per_node[CPU] > 0.0 {
+                    CPU
+                } else {
+                    MEM
+                };
                 let kind = match (d, job.gtype) {
                     (GPU, Some(t)) => format!("{t} GPUs"),
                     _ => dim_name(d).to_string(),
                 };
                 if job.nn == 1 {
-                    format!("waits for {} free {} on one node", fmt_amount(job.per_node[d]), kind)
+                    format!(
+                        "waits for {} free {} on one node",
+                        fmt_amount(job.per_node[d]),
+                        kind
+                    )
                 } else {
-                    format!("waits for {} nodes with {} free {} each", job.nn, fmt_amount(job.per_node[d]), kind)
+                    format!(
+                        "waits for {} nodes with {} free {} each",
+                        job.nn,
+                        fmt_amount(job.per_node[d]),
+                        kind
+                    )
                 }
             }
             Block::Reservation { holder, at } => format!(
                 "waits: starting now would delay job {}'s reservation at {}",
-                self.c.jobs[*holder].id, fmt_clock(*at, self.t0)
+                self.c.jobs[*holder].id,
+                fmt_clock(*at, self.t0)
             ),
-            Block::Behind { head } => format!("waits behind higher-priority job {} (backfill off)", self.c.jobs[*head].id),
-            Block::Fifo { head } => format!("waits behind job {} (strict FIFO in team {})", self.c.jobs[*head].id, team.name),
-            Block::Gang => format!("waits for all members of gang {} to fit together", job.gang.map_or("?", |g| self.c.gangs[g])),
-            Block::Hold(s) => s.clone(),
+            Block::Behind { head } => format!(
+                "waits behind higher-priority job {} (backfill off)",
+                self.c.jobs[*head].id
+            ),
+            Block::Fifo { head } => format!(
+                "waits behind job {} (strict FIFO in team {})",
+                self.c.jobs[*head].id, team.name
+            ),
+            Block::Gang => format!(
+                "waits for all members of gang {} to fit together",
+                job.gang.map_or("?", |g| self.c.gangs[g])
+            ),
+            Block::Hold(s, _) => s.clone(),
+            Block::Limit(b) => self.c.lim.words(b, job.user, team.name),
+        }
+    }
+
+    /// The binding limit or resource in short words: "nodes", "QoS high GrpTRES gpu",
+    /// "reservation of job 12".
+    pub fn binding(&self, b: &Block, j: usize) -> String {
+        let job = &self.c.jobs[j];
+        match b {
+            Block::Max { dim, .. } => format!(
+                "team {} max {}",
+                self.c.teams[job.team].name,
+                self.dim_key(*dim)
+            ),
+            Block::Cohort { dim, .. } => format!(
+                "team {} guarantee {}",
+                self.c.teams[job.team].name,
+                self.dim_key(*dim)
+            ),
+            Block::Nodes => "nodes".into(),
+            Block::Reservation { holder, .. } => {
+                format!("reservation of job {}", self.c.jobs[*holder].id)
+            }
+            Block::Behind { head } => format!("job {} ahead", self.c.jobs[*head].id),
+            Block::Fifo { head } => format!("job {} ahead in team", self.c.jobs[*head].id),
+            Block::Gang => "gang".into(),
+            Block::Hold(_, b) => b.clone(),
+            Block::Limit(b) => self.c.lim.binding(b),
         }
     }
 }

@@ -112,7 +112,13 @@ impl ClusterQuota {
         self.order
             .iter()
             .map(|t| {
-                (t.clone(), TeamState { used: self.used[t], queued: self.wait[t].len() })
+                (
+                    t.clone(),
+                    TeamState {
+                        used: self.used[t],
+                        queued: self.wait[t].len(),
+                    },
+                )
             })
             .collect()
     }
@@ -122,7 +128,10 @@ impl ClusterQuota {
             Event::Submit { team, amount } => self.submit(team, *amount)?,
             Event::Finish { team, amount } => self.finish(team, *amount)?,
         };
-        Ok(Step { outcome, teams: self.state() })
+        Ok(Step {
+            outcome,
+            teams: self.state(),
+        })
     }
 }
 
@@ -141,15 +150,25 @@ mod tests {
     use super::*;
 
     fn sub(t: &str, a: f64) -> Event {
-        Event::Submit { team: t.into(), amount: a }
+        Event::Submit {
+            team: t.into(),
+            amount: a,
+        }
     }
     fn fin(t: &str, a: f64) -> Event {
-        Event::Finish { team: t.into(), amount: a }
+        Event::Finish {
+            team: t.into(),
+            amount: a,
+        }
     }
 
     #[test]
     fn seed_demo_grants_seven() {
-        let caps = vec![("alpha".into(), 24.0), ("beta".into(), 16.0), ("gamma".into(), 16.0)];
+        let caps = vec![
+            ("alpha".into(), 24.0),
+            ("beta".into(), 16.0),
+            ("gamma".into(), 16.0),
+        ];
         let events = vec![
             sub("alpha", 8.0),
             sub("beta", 16.0),

@@ -70,7 +70,13 @@ mod tests {
 
     #[test]
     fn visits_exactly_the_fitting_nodes_in_order() {
-        let free = [[1.0, 0.0, 8.0], [0.0, 0.0, 2.0], [4.0, 0.0, 4.0], [9.0, 9.0, 0.0], [4.0, 1.0, 8.0]];
+        let free = [
+            [1.0, 0.0, 8.0],
+            [0.0, 0.0, 2.0],
+            [4.0, 0.0, 4.0],
+            [9.0, 9.0, 0.0],
+            [4.0, 1.0, 8.0],
+        ];
         let mut ix = FreeIndex::new(free.iter().copied());
         let mut seen = Vec::new();
         ix.each_fitting(&[1.0, 0.0, 4.0], |n| {

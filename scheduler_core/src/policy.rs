@@ -45,6 +45,15 @@ fn s_requeue() -> String {
 fn s_enforce() -> String {
     "enforce".into()
 }
+fn s_grid() -> String {
+    "grid".into()
+}
+fn s_computed() -> String {
+    "computed".into()
+}
+fn s_estimate() -> String {
+    "estimate".into()
+}
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Weights {
@@ -62,7 +71,13 @@ pub struct Weights {
 
 impl Default for Weights {
     fn default() -> Self {
-        Weights { age: d_age(), fairshare: d_fs(), qos: d_qos(), job_size: 0.0, partition: 0.0 }
+        Weights {
+            age: d_age(),
+            fairshare: d_fs(),
+            qos: d_qos(),
+            job_size: 0.0,
+            partition: 0.0,
+        }
     }
 }
 
@@ -87,6 +102,24 @@ pub enum PreemptMode {
     Requeue,
     Suspend,
     Cancel,
+}
+/// When passes run: on the `bf_resolution` grid after each event, or at each event's own time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Passes {
+    Grid,
+    Events,
+}
+/// Whose priority orders the queue: the core's multifactor, or the source's own number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PriorityMode {
+    Computed,
+    Source,
+}
+/// How long a job runs in a prediction: its time limit, or its runtime estimate when it has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runtimes {
+    Limit,
+    Estimate,
 }
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QuotaMode {
@@ -135,6 +168,14 @@ pub struct RawPolicy {
     pub strict_team_fifo: bool,
     #[serde(default = "s_enforce")]
     pub quota: String,
+    #[serde(default = "s_grid")]
+    pub passes: String,
+    #[serde(default)]
+    pub main_pass: bool,
+    #[serde(default = "s_computed")]
+    pub priority: String,
+    #[serde(default = "s_estimate")]
+    pub runtimes: String,
 }
 
 /// The validated policy the engine runs with.
@@ -154,11 +195,16 @@ pub struct Policy {
     pub preempt_mode: PreemptMode,
     pub strict_team_fifo: bool,
     pub quota: QuotaMode,
+    pub passes: Passes,
+    pub main_pass: bool,
+    pub priority: PriorityMode,
+    pub runtimes: Runtimes,
 }
 
 impl Default for Policy {
     fn default() -> Self {
-        Policy::from_raw(rmp_serde::from_slice(&[0x80]).expect("empty map decodes")).expect("defaults valid")
+        Policy::from_raw(rmp_serde::from_slice(&[0x80]).expect("empty map decodes"))
+            .expect("defaults valid")
     }
 }
 
@@ -202,6 +248,21 @@ impl Policy {
             "off" => QuotaMode::Off,
             v => return Err(bad("quota", v, "enforce, max_only, off")),
         };
+        let passes = match r.passes.as_str() {
+            "grid" => Passes::Grid,
+            "events" => Passes::Events,
+            v => return Err(bad("passes", v, "grid, events")),
+        };
+        let priority = match r.priority.as_str() {
+            "computed" => PriorityMode::Computed,
+            "source" => PriorityMode::Source,
+            v => return Err(bad("priority", v, "computed, source")),
+        };
+        let runtimes = match r.runtimes.as_str() {
+            "limit" => Runtimes::Limit,
+            "estimate" => Runtimes::Estimate,
+            v => return Err(bad("runtimes", v, "limit, estimate")),
+        };
         let w = &r.weights;
         for (name, x) in [
             ("weights.age", w.age),
@@ -211,7 +272,9 @@ impl Policy {
             ("weights.partition", w.partition),
         ] {
             if !x.is_finite() || x < 0.0 {
-                return Err(format!("policy.{name}: must be a finite number >= 0, not {x}"));
+                return Err(format!(
+                    "policy.{name}: must be a finite number >= 0, not {x}"
+                ));
             }
         }
         for (name, x) in [
@@ -221,11 +284,16 @@ impl Policy {
             ("bf_resolution", r.bf_resolution),
         ] {
             if !x.is_finite() || x <= 0.0 {
-                return Err(format!("policy.{name}: must be a finite number > 0, not {x}"));
+                return Err(format!(
+                    "policy.{name}: must be a finite number > 0, not {x}"
+                ));
             }
         }
         if r.bf_max_job_test < 1 {
-            return Err(format!("policy.bf_max_job_test: must be >= 1, not {}", r.bf_max_job_test));
+            return Err(format!(
+                "policy.bf_max_job_test: must be >= 1, not {}",
+                r.bf_max_job_test
+            ));
         }
         Ok(Policy {
             w: r.weights,
@@ -242,6 +310,10 @@ impl Policy {
             preempt_mode,
             strict_team_fifo: r.strict_team_fifo,
             quota,
+            passes,
+            main_pass: r.main_pass,
+            priority,
+            runtimes,
         })
     }
 }

@@ -18,7 +18,11 @@ fn value_error(msg: String) -> PyErr {
 }
 
 /// Runs `f` with the GIL released; a panic becomes a ValueError, not a crash.
-fn guarded<T: Send>(py: Python<'_>, what: &str, f: impl FnOnce() -> Result<T, String> + Send) -> PyResult<T> {
+fn guarded<T: Send>(
+    py: Python<'_>,
+    what: &str,
+    f: impl FnOnce() -> Result<T, String> + Send,
+) -> PyResult<T> {
     let r = py.detach(|| catch_unwind(AssertUnwindSafe(f)));
     match r {
         Ok(Ok(v)) => Ok(v),
@@ -29,7 +33,9 @@ fn guarded<T: Send>(py: Python<'_>, what: &str, f: impl FnOnce() -> Result<T, St
                 .map(|s| s.to_string())
                 .or_else(|| p.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(value_error(format!("{what}: internal error in the scheduling core: {detail}")))
+            Err(value_error(format!(
+                "{what}: internal error in the scheduling core: {detail}"
+            )))
         }
     }
 }
@@ -49,7 +55,12 @@ fn quiet_panics() {
 
 /// Predictions for every pending job, msgpack-encoded (see types.py).
 #[pyfunction]
-fn predict_msgpack<'py>(py: Python<'py>, snapshot: &[u8], policy: &[u8], horizon: f64) -> PyResult<Bound<'py, PyBytes>> {
+fn predict_msgpack<'py>(
+    py: Python<'py>,
+    snapshot: &[u8],
+    policy: &[u8],
+    horizon: f64,
+) -> PyResult<Bound<'py, PyBytes>> {
     let out = guarded(py, "predict", || {
         let p = Policy::from_msgpack(policy)?;
         api::predict(snapshot, &p, horizon)
@@ -60,7 +71,12 @@ fn predict_msgpack<'py>(py: Python<'py>, snapshot: &[u8], policy: &[u8], horizon
 /// Predictions as (concatenated msgpack rows, little-endian u64 row offsets):
 /// Python decodes a row only when it is read (scheduler_core.PredictionBatch).
 #[pyfunction]
-fn predict_rows_msgpack<'py>(py: Python<'py>, snapshot: &[u8], policy: &[u8], horizon: f64) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+fn predict_rows_msgpack<'py>(
+    py: Python<'py>,
+    snapshot: &[u8],
+    policy: &[u8],
+    horizon: f64,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
     let (buf, offsets) = guarded(py, "predict", || {
         let p = Policy::from_msgpack(policy)?;
         api::predict_rows(snapshot, &p, horizon)
@@ -71,7 +87,11 @@ fn predict_rows_msgpack<'py>(py: Python<'py>, snapshot: &[u8], policy: &[u8], ho
 
 /// A simulation result, msgpack-encoded (see types.py).
 #[pyfunction]
-fn simulate_msgpack<'py>(py: Python<'py>, input: &[u8], policy: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+fn simulate_msgpack<'py>(
+    py: Python<'py>,
+    input: &[u8],
+    policy: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
     let out = guarded(py, "simulate", || {
         let p = Policy::from_msgpack(policy)?;
         api::simulate(input, &p)
@@ -123,7 +143,11 @@ fn fifo_simulate(
             fifo::Outcome::Queued => "queued".into_pyobject(py)?.into_any().unbind(),
             fifo::Outcome::Started(n) => n.into_pyobject(py)?.into_any().unbind(),
         };
-        let teams = step.teams.into_iter().map(|(t, s)| (t, s.used, s.queued)).collect();
+        let teams = step
+            .teams
+            .into_iter()
+            .map(|(t, s)| (t, s.used, s.queued))
+            .collect();
         out.push((result, teams));
     }
     Ok((out, granted))
@@ -132,13 +156,26 @@ fn fifo_simulate(
 /// Decodes a msgpack snapshot the lean way the core does and returns counts;
 /// used to measure the crossing.
 #[pyfunction]
-fn snapshot_stats<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Bound<'py, PyDict>> {
+fn snapshot_stats<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyBytes>,
+) -> PyResult<Bound<'py, PyDict>> {
     let bytes = data.as_bytes();
     let (nodes, jobs, teams, pending, gpus) = guarded(py, "snapshot_stats", || {
         let snap = wire::decode_snapshot(bytes)?;
-        let gpus: f64 = snap.jobs.iter().filter_map(|j| j.request.and_then(|r| r.v[wire::GPU])).sum();
+        let gpus: f64 = snap
+            .jobs
+            .iter()
+            .filter_map(|j| j.request.and_then(|r| r.v[wire::GPU]))
+            .sum();
         let pending = snap.jobs.iter().filter(|j| j.state == "pending").count();
-        Ok((snap.nodes.len(), snap.jobs.len(), snap.teams.len(), pending, gpus))
+        Ok((
+            snap.nodes.len(),
+            snap.jobs.len(),
+            snap.teams.len(),
+            pending,
+            gpus,
+        ))
     })?;
     let d = PyDict::new(py);
     d.set_item("nodes", nodes)?;
@@ -152,7 +189,10 @@ fn snapshot_stats<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<
 /// The same counts through the full owned serde mirror (model.rs): the
 /// allocation-heavy decode, kept as the crossing benchmark's baseline.
 #[pyfunction]
-fn snapshot_stats_owned<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Bound<'py, PyDict>> {
+fn snapshot_stats_owned<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyBytes>,
+) -> PyResult<Bound<'py, PyDict>> {
     let bytes = data.as_bytes();
     let (nodes, jobs) = guarded(py, "snapshot_stats_owned", || {
         let snap = Snapshot::from_msgpack(bytes)?;

@@ -26,7 +26,11 @@ pub struct WRes<'a> {
 impl<'a> WRes<'a> {
     /// Amounts with absent keys as zero; a typed GPU counts as GPUs.
     pub fn amounts(&self) -> V3 {
-        let mut a = [self.v[CPU].unwrap_or(0.0), self.v[MEM].unwrap_or(0.0), self.v[GPU].unwrap_or(0.0)];
+        let mut a = [
+            self.v[CPU].unwrap_or(0.0),
+            self.v[MEM].unwrap_or(0.0),
+            self.v[GPU].unwrap_or(0.0),
+        ];
         if let Some((_, n)) = self.typed {
             a[GPU] = a[GPU].max(n);
         }
@@ -41,7 +45,11 @@ impl<'a> WRes<'a> {
             }
         }
         if let Some((_, n)) = self.typed {
-            a[GPU] = if self.v[GPU].is_some() { a[GPU].max(n) } else { n };
+            a[GPU] = if self.v[GPU].is_some() {
+                a[GPU].max(n)
+            } else {
+                n
+            };
         }
         a
     }
@@ -137,6 +145,9 @@ fn normal<'a>() -> &'a str {
 fn pending<'a>() -> &'a str {
     "pending"
 }
+fn group<'a>() -> &'a str {
+    "group"
+}
 fn one_f() -> f64 {
     1.0
 }
@@ -160,6 +171,9 @@ pub struct WNode<'a> {
     pub allocated: Option<WRes<'a>>,
     #[serde(default)]
     pub gpu_type: Option<&'a str>,
+    /// What a job's constraint can ask for.
+    #[serde(default, borrow)]
+    pub features: Vec<&'a str>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -169,6 +183,9 @@ pub struct WPartition<'a> {
     pub nodes: Vec<&'a str>,
     #[serde(default)]
     pub priority_job_factor: i64,
+    /// The partition's own QoS: limits set on it apply to every job in the partition.
+    #[serde(default)]
+    pub qos: Option<&'a str>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -227,6 +244,46 @@ pub struct WQoS<'a> {
     pub max_submit_jobs_per_user: Option<i64>,
     #[serde(default)]
     pub max_jobs_per_user: Option<i64>,
+    /// Seconds a job runs before it may be preempted.
+    #[serde(default)]
+    pub preempt_exempt_time: Option<f64>,
+    /// Seconds a victim is given to end after the preemption decision.
+    #[serde(default)]
+    pub grace_time: Option<f64>,
+}
+
+/// Weighted priority factors as the source reports them.
+#[derive(Debug, Default, Deserialize)]
+pub struct WFactors {
+    #[serde(default)]
+    pub age: f64,
+    #[serde(default)]
+    pub fairshare: f64,
+    #[serde(default)]
+    pub qos: f64,
+    #[serde(default)]
+    pub job_size: f64,
+    #[serde(default)]
+    pub partition: f64,
+}
+
+/// One scoped limit (collectors/model.py `Limit`).
+#[derive(Debug, Deserialize)]
+pub struct WLimit<'a> {
+    pub scope: &'a str,
+    pub owner: &'a str,
+    #[serde(default = "group")]
+    pub per: &'a str,
+    #[serde(default, borrow)]
+    pub tres: Option<WQuota<'a>>,
+    #[serde(default)]
+    pub jobs: Option<i64>,
+    #[serde(default)]
+    pub submit: Option<i64>,
+    #[serde(default)]
+    pub wall: Option<f64>,
+    #[serde(default)]
+    pub rank: i64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -263,6 +320,20 @@ pub struct WJob<'a> {
     /// Actual run time; only simulation inputs carry it.
     #[serde(default)]
     pub duration: Option<f64>,
+    /// Node features the job needs ("a", "a&b", "a|b", "[a|b]").
+    #[serde(default)]
+    pub constraint: Option<&'a str>,
+    #[serde(default)]
+    pub exclusive: bool,
+    #[serde(default)]
+    pub runtime_estimate: Option<f64>,
+    #[serde(default)]
+    pub runtime_basis: Option<&'a str>,
+    /// The priority and factors the source reports.
+    #[serde(default)]
+    pub priority: Option<f64>,
+    #[serde(default)]
+    pub factors: Option<WFactors>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -279,6 +350,8 @@ pub struct WSnapshot<'a> {
     pub qos: Vec<WQoS<'a>>,
     #[serde(default, borrow, deserialize_with = "whole_vec")]
     pub jobs: Vec<WJob<'a>>,
+    #[serde(default, borrow)]
+    pub limits: Vec<WLimit<'a>>,
 }
 
 /// Input of `simulate`: a cluster (its running and pending jobs included) and
@@ -356,7 +429,10 @@ mod tests {
             doc.extend_from_slice(&[0x81, 0xa2, b'i', b'd', 0xa1, id.as_bytes()[0]]);
         }
         let snap = decode_snapshot(&doc).expect("decodes");
-        assert_eq!(snap.jobs.iter().map(|j| j.id).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(
+            snap.jobs.iter().map(|j| j.id).collect::<Vec<_>>(),
+            ["a", "b"]
+        );
         assert!(snap.jobs.capacity() == 2);
     }
 }

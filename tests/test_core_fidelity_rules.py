@@ -1,0 +1,332 @@
+"""The core's opt-in fidelity rules, each on a small hand-built snapshot whose
+answer is derived by hand in the test's docstring: scoped limits, node features
+and exclusive jobs, event-driven and main passes, the source's priorities,
+runtime estimates, the new Prediction fields and configured preemption."""
+
+from __future__ import annotations
+
+import scheduler_core
+from collectors.model import Job, Limit, Node, Partition, QoS, Snapshot, Team
+from scheduler_core import Policy, PriorityWeights
+
+NOW = 1_000_000.0
+# Age only, over a long max_age: the queue is in submit order, no fair share.
+AGE = PriorityWeights(age=1000, fairshare=0, qos=0, job_size=0, partition=0)
+
+
+def nodes(n: int = 2, gpus: float = 8.0, **kw: object) -> list[Node]:
+    return [Node(name=f"n{i}", capacity={"cpu": 64.0, "memory": 512000.0, "gpu": gpus},
+                 **kw) for i in range(n)]  # type: ignore[arg-type]
+
+
+def run(jobs: list[Job], *, node_list: list[Node] | None = None, limits: list[Limit] = (),
+        teams: list[Team] = (), qos: list[QoS] = (), partitions: list[Partition] = (),
+        **policy: object) -> dict[str, scheduler_core.Prediction]:
+    snap = Snapshot(taken_at=NOW, nodes=node_list or nodes(), jobs=jobs, limits=list(limits),
+                    teams=list(teams), qos=list(qos), partitions=list(partitions))
+    settings: dict[str, object] = {"bf_resolution": 1.0, "weights": AGE}
+    settings.update(policy)
+    pol = Policy(**settings)  # type: ignore[arg-type]
+    return {p.job_id: p for p in scheduler_core.predict(snap, pol, 86400)}
+
+
+def running(id: str, gpu: float, node: str = "n0", *, ends: float = 1000.0, **kw: object) -> Job:
+    """A job that started 100 s ago and reaches its time limit at NOW + ends."""
+    return Job(id=id, state="running", request={"gpu": gpu}, nodes=[node],
+               start_time=NOW - 100, time_limit=ends + 100, **kw)  # type: ignore[arg-type]
+
+
+def pending(id: str, gpu: float, *, age: float = 100.0, limit: float = 600.0,
+            **kw: object) -> Job:
+    return Job(id=id, request={"gpu": gpu}, submit_time=NOW - age, time_limit=limit,
+               **kw)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- 1. scoped limits
+
+def test_qos_group_limit_holds_a_job_until_the_group_frees_and_blocks_no_one() -> None:
+    """QoS high GrpTRES gpu=8, 8 held by r (ends at +1000). p (high, first in the
+    queue) asks 8: held until r ends. q (normal, behind p) starts now on n1: a held
+    job blocks nobody."""
+    got = run([running("r", 8, qos="high"), pending("p", 8, qos="high", age=200),
+               pending("q", 8, qos="normal", age=100)],
+              limits=[Limit(scope="qos", owner="high", tres={"gpu": 8})])
+    p, q = got["p"], got["q"]
+    assert p.reason.startswith("held: QoS high's GrpTRES gpu=8 (group holds 8, asks 8)")
+    assert p.binding == "QoS high GrpTRES gpu"
+    assert p.state == "planned" and p.start == NOW + 1000
+    assert q.state == "starts_now" and q.nodes == ["n1"] and q.binding == ""
+
+
+def test_an_account_group_limit_counts_its_sub_accounts() -> None:
+    """Account phys (parent of phys-a and phys-b) GrpTRES gpu=8: phys-a's running 8
+    GPUs hold phys-b's job too."""
+    teams = [Team(name="phys"), Team(name="phys-a", parent="phys"),
+             Team(name="phys-b", parent="phys")]
+    got = run([running("r", 8, team="phys-a"), pending("p", 4, team="phys-b")], teams=teams,
+              limits=[Limit(scope="account", owner="phys", tres={"gpu": 8}, rank=3)])
+    assert got["p"].reason.startswith("held: account phys's GrpTRES gpu=8 (group holds 8, asks 4)")
+    assert got["p"].start == NOW + 1000
+
+
+def test_a_qos_group_limit_overrides_the_account_group_limit_on_the_same_resource() -> None:
+    """QoS normal GrpTRES gpu=16 sets gpu, so account phys's GrpTRES gpu=8 is not
+    checked for the job (8 held + 4 asked <= 16): it starts now. Without the QoS
+    limit the account's holds it."""
+    jobs = [running("r", 8, team="phys"), pending("p", 4, team="phys")]
+    acct = Limit(scope="account", owner="phys", tres={"gpu": 8}, rank=3)
+    qos = Limit(scope="qos", owner="normal", tres={"gpu": 16}, rank=1)
+    assert run(jobs, limits=[acct, qos])["p"].state == "starts_now"
+    assert run(jobs, limits=[acct])["p"].state == "planned"
+
+
+def test_per_user_limit_holds_one_user_not_another() -> None:
+    lim = Limit(scope="qos", owner="normal", per="user", tres={"gpu": 8}, rank=1)
+    got = run([running("r", 8, user="bob"), pending("b", 4, user="bob", age=200),
+               pending("a", 4, user="alice", age=100)], limits=[lim])
+    assert got["b"].reason.startswith(
+        "held: user bob holds 8 of QoS normal's MaxTRESPerUser gpu=8 (asks 4)")
+    assert got["b"].binding == "QoS normal MaxTRESPerUser gpu"
+    assert got["a"].state == "starts_now"
+
+
+def test_per_job_limit_rejects_and_wall_limit_holds_for_good() -> None:
+    limits = [Limit(scope="qos", owner="high", per="job", tres={"gpu": 8}),
+              Limit(scope="qos", owner="low", wall=3600)]
+    got = run([pending("big", 16, qos="high"), pending("long", 1, qos="low", limit=7200)],
+              limits=limits, node_list=nodes(1, gpus=32))
+    assert got["big"].state == "rejected"
+    assert got["big"].reason == "rejected: asks 16 GPUs over QoS high's MaxTRESPerJob of 8"
+    assert got["big"].binding == "QoS high MaxTRESPerJob gpu"
+    assert got["long"].state == "held" and got["long"].start is None
+    assert got["long"].reason == "held: time limit 7200s over QoS low's MaxWall of 3600s"
+    assert got["long"].binding == "QoS low MaxWall"
+
+
+def test_lowest_rank_wins_between_partition_qos_and_job_qos() -> None:
+    """Partition gpu's per-user gpu=4 (rank 0) against QoS normal's gpu=16 (rank 1):
+    the user holds 4, so the partition's holds the job; ranked the other way
+    round (OverPartQOS) the QoS's 16 lets it start."""
+    part = [Partition(name="gpu", nodes=["n0", "n1"])]
+    jobs = [running("r", 4, user="u", partition="gpu"), pending("p", 4, user="u", partition="gpu")]
+
+    def limits(prank: int, qrank: int) -> list[Limit]:
+        return [Limit(scope="partition", owner="gpu", per="user", tres={"gpu": 4}, rank=prank),
+                Limit(scope="qos", owner="normal", per="user", tres={"gpu": 16}, rank=qrank)]
+    held = run(jobs, partitions=part, limits=limits(0, 1))["p"]
+    assert held.binding == "partition gpu MaxTRESPerUser gpu"
+    assert run(jobs, partitions=part, limits=limits(1, 0))["p"].state == "starts_now"
+
+
+def test_typed_gpu_limit_counts_only_jobs_of_that_type() -> None:
+    typed = [Node(name="h", capacity={"gpu": 8.0, "gpu:h100": 8.0}, gpu_type="h100"),
+             Node(name="a", capacity={"gpu": 8.0, "gpu:a100": 8.0}, gpu_type="a100"),
+             Node(name="h2", capacity={"gpu": 8.0, "gpu:h100": 8.0}, gpu_type="h100")]
+    lim = Limit(scope="qos", owner="normal", tres={"gpu:h100": 8})
+    got = run([Job(id="r", state="running", request={"gpu:h100": 8}, nodes=["h"],
+                   start_time=NOW - 100, time_limit=1100),
+               Job(id="ph", request={"gpu:h100": 8}, submit_time=NOW - 200, time_limit=60),
+               Job(id="pa", request={"gpu:a100": 8}, submit_time=NOW - 100, time_limit=60)],
+              node_list=typed, limits=[lim])
+    assert got["ph"].binding == "QoS normal GrpTRES gpu:h100" and got["ph"].start == NOW + 1000
+    assert got["pa"].state == "starts_now"
+
+
+def test_running_jobs_limit_and_submit_limit_of_existing_jobs() -> None:
+    """MaxJobsPerUser=1: bob's second job waits for his first to end (+1000). A
+    MaxSubmitJobsPerUser=1 already exceeded at the snapshot drops no job."""
+    limits = [Limit(scope="qos", owner="normal", per="user", jobs=1, submit=1)]
+    got = run([running("r", 1, user="bob"), pending("p", 1, user="bob")], limits=limits)
+    assert got["p"].reason.startswith(
+        "held: user bob runs 1 jobs, QoS normal's MaxJobsPerUser is 1")
+    assert got["p"].state == "planned" and got["p"].start == NOW + 1000
+
+
+def test_with_a_limit_list_the_old_qos_fields_do_not_hold() -> None:
+    """QoS normal's max_tres_per_user=4 would hold u's job (4 held + 4); with a
+    limit list present, the list is the authority and sets none for gpu here."""
+    qos = [QoS(name="normal", max_tres_per_user={"gpu": 4})]
+    jobs = [running("r", 4, user="u"), pending("p", 4, user="u")]
+    assert run(jobs, qos=qos)["p"].state == "planned"
+    assert run(jobs, qos=qos, limits=[Limit(scope="qos", owner="other", jobs=1)])["p"].state \
+        == "starts_now"
+
+
+# ------------------------------------------------------ 2. features and exclusive
+
+def test_constraint_picks_the_nodes_with_the_features() -> None:
+    ns = [Node(name="n0", capacity={"gpu": 8.0}, features=["a100"]),
+          Node(name="n1", capacity={"gpu": 8.0}, features=["h100", "ib"])]
+    got = run([pending("hi", 1, constraint="h100&ib", age=300),
+               pending("either", 1, constraint="[v100|a100]", age=200),
+               pending("none", 1, constraint="v100", age=100)], node_list=ns)
+    assert got["hi"].nodes == ["n1"]
+    assert got["either"].nodes == ["n0"]
+    assert got["none"].state == "rejected" and "constraint v100" in got["none"].reason
+
+
+def test_a_partition_job_uses_only_its_partitions_nodes() -> None:
+    """n0 is idle but outside partition p; p's n1 is full until +1000."""
+    got = run([running("r", 8, node="n1"), pending("p", 4, partition="p")],
+              partitions=[Partition(name="p", nodes=["n1"])])
+    assert got["p"].start == NOW + 1000 and got["p"].nodes == ["n1"]
+
+
+def test_an_exclusive_job_takes_a_whole_idle_node() -> None:
+    """n0 runs a 1-GPU job. Best fit would put a 1-GPU job on n0; the exclusive
+    one takes idle n1 whole, so the next 1-GPU job goes to n0, and a third to
+    n0 as well (n1 is not shared)."""
+    got = run([running("r", 1), pending("x", 1, exclusive=True, age=300),
+               pending("y", 1, age=200), pending("z", 1, age=100)])
+    assert got["x"].nodes == ["n1"]
+    assert got["y"].nodes == ["n0"] and got["z"].nodes == ["n0"]
+
+
+# -------------------------------------------------------------- 3. time model
+
+def test_event_passes_start_at_the_exact_end_not_on_the_grid() -> None:
+    """r ends at +90; with a 60 s grid the next pass is at +120, with event passes +90."""
+    jobs = [running("r", 8, ends=90), running("r1", 8, node="n1", ends=5000), pending("p", 8)]
+    assert run(jobs, bf_resolution=60.0)["p"].start == NOW + 120
+    assert run(jobs, bf_resolution=60.0, passes="events")["p"].start == NOW + 90
+
+
+def test_main_pass_lets_another_partition_jump_a_blocked_job() -> None:
+    """One node in partitions big and small; r holds 4 GPUs until +1000. A (big,
+    first) needs 8: blocked, reserved at +1000. C (small) and D (big) ask 4 for
+    5000 s, which would delay A. Backfill alone: both wait. With the main pass, C
+    starts now (A's failure blocks only big); D still waits (big is blocked, and
+    backfill keeps A's reservation)."""
+    parts = [Partition(name="big", nodes=["n0"]), Partition(name="small", nodes=["n0"])]
+    jobs = [running("r", 4), pending("A", 8, partition="big", age=300),
+            pending("C", 4, partition="small", age=200, limit=5000),
+            pending("D", 4, partition="big", age=100, limit=5000)]
+    plain = run(jobs, node_list=nodes(1), partitions=parts)
+    assert plain["C"].state == "planned" and plain["D"].state == "planned"
+    main = run(jobs, node_list=nodes(1), partitions=parts, main_pass=True)
+    assert main["C"].state == "starts_now"
+    assert main["D"].state == "planned"
+    assert main["A"].start == NOW + 5000  # behind C now
+
+
+# --------------------------------------------------------------- 4. priorities
+
+def test_source_priority_orders_the_queue_and_its_factors_are_shown() -> None:
+    from collectors.model import PriorityFactors
+    jobs = [running("r", 8, node="n0", ends=100), running("r1", 8, node="n1", ends=9000),
+            pending("x", 8, age=100, priority=100.0,
+                    factors=PriorityFactors(age=1.0, fairshare=99.0)),
+            pending("y", 8, age=50, priority=200.0)]
+    computed = run(jobs)
+    assert list(computed) == ["x", "y"] and computed["x"].start == NOW + 100
+    source = run(jobs, priority="source")
+    assert list(source) == ["y", "x"] and source["y"].start == NOW + 100
+    assert source["x"].priority == 100.0
+    assert (source["x"].factors.age, source["x"].factors.fairshare) == (1.0, 99.0)
+
+
+def test_with_source_priorities_an_aging_job_overtakes_a_saturated_one() -> None:
+    """max_age 1000 s, age weight 1000 (1 point a second). x (505) is saturated,
+    y (500) has just become eligible: at the snapshot x is first and reserved for
+    +100, but by then y has 600 and starts first; x follows at +150."""
+    jobs = [running("r", 8, ends=100),
+            Job(id="x", request={"gpu": 8}, submit_time=NOW - 5000, time_limit=50, priority=505),
+            Job(id="y", request={"gpu": 8}, submit_time=NOW, time_limit=50, priority=500)]
+    got = run(jobs, node_list=nodes(1), priority="source", max_age=1000.0)
+    assert list(got) == ["x", "y"]
+    assert got["y"].start == NOW + 100 and got["x"].start == NOW + 150
+
+
+# ----------------------------------------------------------------- 5. runtimes
+
+def test_a_running_jobs_estimate_decides_when_its_node_frees() -> None:
+    """r started 100 s ago, limit end +3500, estimate 600 s: ends at +500."""
+    est = running("r", 8, ends=3500, runtime_estimate=600.0)
+    jobs = [est, running("r1", 8, node="n1", ends=9000), pending("p", 8)]
+    assert run(jobs)["p"].start == NOW + 500
+    assert run(jobs, runtimes="limit")["p"].start == NOW + 3500
+
+
+def test_a_job_past_its_estimate_ends_soon_but_not_after_its_limit() -> None:
+    """Estimate 50 s, already 100 s in: ends at now + max(5, 10% of 50) = +5."""
+    jobs = [running("r", 8, ends=3500, runtime_estimate=50.0),
+            running("r1", 8, node="n1", ends=9000), pending("p", 8)]
+    assert run(jobs)["p"].start == NOW + 5
+
+
+def test_backfill_still_plans_with_time_limits() -> None:
+    """r (4 GPUs) has limit end +3500 and estimate end +500. A (8 GPUs, first) is
+    reserved at +3500, the limit end; so B (4 GPUs, 2000 s) fits before it and starts
+    now. r ends at +500, B at +2000: A starts at +2000."""
+    jobs = [running("r", 4, ends=3500, runtime_estimate=600.0), pending("A", 8, age=300),
+            pending("B", 4, age=100, limit=2000)]
+    got = run(jobs, node_list=nodes(1))
+    assert got["B"].state == "starts_now"
+    assert got["A"].start == NOW + 2000
+
+
+def test_prediction_rows_carry_runtime_and_its_basis() -> None:
+    got = run([pending("e", 1, limit=3600, runtime_estimate=900.0,
+                       runtime_basis="median of user's last 10 jobs"),
+               pending("l", 1, limit=3600)])
+    assert got["e"].runtime == 900.0 and got["e"].end == NOW + 900
+    assert got["e"].runtime_basis == "estimate: median of user's last 10 jobs"
+    assert got["l"].runtime == 3600.0 and got["l"].runtime_basis == "time limit"
+    assert run([pending("e", 1, runtime_estimate=900.0)], runtimes="limit")["e"].runtime == 600
+
+
+def test_binding_names_the_resource_or_the_reservation() -> None:
+    """n0 full until +1000; A (8) waits for nodes; B (8, 5000 s) would delay A's
+    reservation."""
+    got = run([running("r", 8, ends=1000), pending("A", 8, age=300),
+               pending("B", 8, age=100, limit=5000)], node_list=nodes(1))
+    assert got["A"].binding == "nodes"
+    assert got["B"].binding in ("reservation of job A", "nodes")
+
+
+# --------------------------------------------------------------- 7. preemption
+
+QOS = [QoS(name="low"), QoS(name="high", priority=10, preempts=["low"])]
+
+
+def victim_and_preemptor(**low: object) -> list[Job]:
+    return [Job(id="v", qos="low", state="running", request={"gpu": 8}, nodes=["n0"],
+                start_time=NOW - 100, time_limit=10000),
+            Job(id="hi", qos="high", request={"gpu": 8}, submit_time=NOW - 10, time_limit=60)]
+
+
+def test_preemption_now_without_exempt_time_and_never_when_off() -> None:
+    got = run(victim_and_preemptor(), node_list=nodes(1), qos=QOS)["hi"]
+    assert got.state == "starts_now" and [p.job_id for p in got.preempts] == ["v"]
+    off = run(victim_and_preemptor(), node_list=nodes(1), qos=QOS, preemption=False)["hi"]
+    assert off.preempts == [] and off.start == NOW + 9900
+
+
+def test_a_victim_younger_than_its_exempt_time_is_preempted_when_it_comes_of_age() -> None:
+    """v started 100 s ago; exempt for 600 s: preempted at +500."""
+    qos = [QoS(name="low", preempt_exempt_time=600), QOS[1]]
+    got = run(victim_and_preemptor(), node_list=nodes(1), qos=qos)["hi"]
+    assert got.start == NOW + 500 and [p.job_id for p in got.preempts] == ["v"]
+
+
+def test_grace_time_delays_the_preemptor() -> None:
+    qos = [QoS(name="low", grace_time=120), QOS[1]]
+    got = run(victim_and_preemptor(), node_list=nodes(1), qos=qos)["hi"]
+    assert got.start == NOW + 120 and [p.job_id for p in got.preempts] == ["v"]
+    assert got.end == NOW + 180
+
+
+def test_an_arriving_job_over_a_submit_limit_is_rejected_in_simulate() -> None:
+    """MaxSubmitJobsPerUser=1: bob's first job (600 s) is queued or running while
+    his second arrives at +10, so the second is rejected; alice's is not."""
+    from scheduler_core import SimJob
+    cluster = Snapshot(taken_at=NOW, nodes=nodes(1),
+                       limits=[Limit(scope="qos", owner="normal", per="user", submit=1)])
+    jobs = [SimJob(id="b1", submit_time=NOW, duration=600, request={"gpu": 1}, user="bob"),
+            SimJob(id="b2", submit_time=NOW + 10, duration=600, request={"gpu": 1}, user="bob"),
+            SimJob(id="a1", submit_time=NOW + 10, duration=600, request={"gpu": 1}, user="alice")]
+    res = scheduler_core.simulate(jobs, Policy(bf_resolution=1.0), cluster=cluster)
+    rejects = {e.job_id: e.detail for e in res.events if e.kind == "reject"}
+    assert list(rejects) == ["b2"]
+    assert rejects["b2"] == ("rejected: user bob has 1 jobs queued or running, "
+                             "QoS normal's MaxSubmitJobsPerUser is 1")
