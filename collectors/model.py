@@ -215,6 +215,23 @@ class SchedulerConfig(Struct, kw_only=True, omit_defaults=True):
     preempt_mode: str | None = None  # requeue | suspend | cancel | off
     preempt_exempt_time: float | None = None
     raw: dict[str, str] = {}  # the settings as the source printed them, for the UI
+    calc_period: float | None = None  # seconds between fair-share recalculations
+    # What a running job adds to its association's fair-share usage per second, per
+    # unit of each resource (Slurm TRESBillingWeights); {} = one per CPU.
+    billing: dict[str, float] = {}
+
+
+class ShareNode(Struct, kw_only=True, omit_defaults=True):
+    """One association of the fair-share tree as the source reports it (sshare -a -l):
+    an account (``user`` None) or a user within an account. The core ranks the tree
+    again as usage accrues over the prediction's horizon (Fair Tree)."""
+
+    account: str
+    user: str | None = None
+    parent: str | None = None  # an account's parent account; None under the root
+    raw_shares: float = 1.0
+    raw_usage: float = 0.0  # decayed usage, resource-seconds as the source bills them
+    factor: float | None = None  # the source's fair-share factor now, in [0, 1]
 
 
 class SourceStatus(Struct, kw_only=True, omit_defaults=True):
@@ -247,6 +264,7 @@ class Snapshot(Struct, kw_only=True, omit_defaults=True):
     jobs: list[Job] = []
     limits: list[Limit] = []
     scheduler: SchedulerConfig | None = None
+    shares: list[ShareNode] = []
     utilization: list[Series] = []
     status: list[SourceStatus] = []
     warnings: list[str] = []

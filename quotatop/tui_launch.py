@@ -26,8 +26,9 @@ class Launch:
     record_dir: Path | None
 
 
-def _source_words(args: argparse.Namespace, default: str) -> tuple[str, str | None]:
-    words = list(args.source or [])
+def source_words(source: list[str] | None, default: str) -> tuple[str, str | None]:
+    """``--source KIND [FILE]`` as (kind, file); every command reads it this way."""
+    words = list(source or [])
     if len(words) > 2:
         raise UserError(f"--source {' '.join(words)}: expected a kind and at most one file")
     kind = words[0] if words else default
@@ -41,7 +42,7 @@ def _source_words(args: argparse.Namespace, default: str) -> tuple[str, str | No
 
 def resolve(args: argparse.Namespace) -> Launch:
     cfg = load_config(args.config)
-    kind, path = _source_words(args, cfg.source)
+    kind, path = source_words(args.source, cfg.source)
     refresh = cfg.refresh
     if args.refresh is not None:
         if isinstance(args.refresh, bool) or not args.refresh > 0:

@@ -50,6 +50,9 @@ class Policy(Struct, kw_only=True, forbid_unknown_fields=True):
     main_pass: bool = False  # strict-priority main pass per partition before backfill
     priority: PriorityMode = "computed"  # source: the snapshot's Job.priority, aged
     runtimes: RuntimesMode = "estimate"  # limit: ignore Job.runtime_estimate
+    # Seconds between fair-share recalculations over the horizon (priority "source",
+    # fairshare "fair_tree", the snapshot's share tree); 0: factors stay as reported.
+    fairshare_period: float = 0.0
 
 
 _encoder = msgspec.msgpack.Encoder()

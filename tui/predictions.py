@@ -65,10 +65,14 @@ def parse_entry(entry: Any) -> Prediction:
         factors = {}
     preempts = [p if isinstance(p, str) else _field(p, "job_id", "id")
                 for p in (_field(entry, "preemptions", "preempts") or ())]
+    # The core's rows carry the reason in words and, since it grew one, a short
+    # ``binding`` ("nodes", "QoS high GrpTRES gpu"): the view shows the words.
+    words = _field(entry, "reason") if isinstance(entry, msgspec.Struct) else None
     return Prediction(
         start=float(start) if start is not None else None,
         nodes=tuple(str(n) for n in (_field(entry, "nodes") or ())),
-        binding=str(_field(entry, "binding", "constraint", "binding_constraint", "reason") or ""),
+        binding=str(words or _field(entry, "binding", "constraint", "binding_constraint", "reason")
+                    or ""),
         preempts=tuple(str(p) for p in preempts if p is not None),
         factors={k: float(v) for k, v in factors.items() if isinstance(v, int | float)},
         origin=CORE)
@@ -229,9 +233,10 @@ def predict_taken(box: list[Snapshot]) -> Predictions:
     if fn is None:
         return Predictions()
     try:
+        policy = _site_policy(snap)
         data = to_msgpack(snap)
         del snap
-        rows = _core_rows(fn, data)
+        rows = _core_rows(fn, data, policy)
         if rows is not None:
             del data  # the core is done with it: not held while the index is built
             answers = CoreAnswers.from_rows(*rows)
@@ -246,7 +251,18 @@ def predict_taken(box: list[Snapshot]) -> Predictions:
     return Predictions(answers, taken_at=taken_at)
 
 
-def _core_rows(fn: Any, data: bytes) -> tuple[bytes, bytes] | None:
+def _site_policy(snap: Snapshot) -> bytes | None:
+    """The policy of the snapshot's own scheduler (its weights, backfill and
+    preemption settings), so that the view predicts what *this* scheduler does."""
+    try:
+        from scheduler_core.policy import encode_policy
+        from scheduler_core.site import site_policy
+    except ImportError:  # a core without the site mapping: its defaults
+        return None
+    return encode_policy(site_policy(snap))
+
+
+def _core_rows(fn: Any, data: bytes, policy: bytes | None = None) -> tuple[bytes, bytes] | None:
     """The core's own ``predict`` has a twin that leaves the answer as msgpack
     rows; anything else in its place (a test double, an older build) is called
     as it is."""
@@ -259,4 +275,4 @@ def _core_rows(fn: Any, data: bytes) -> tuple[bytes, bytes] | None:
     from scheduler_core.policy import encode_policy
 
     horizon = inspect.signature(fn).parameters["horizon"].default  # predict's own default
-    return rows_fn(data, encode_policy(None), float(horizon))
+    return rows_fn(data, policy if policy is not None else encode_policy(None), float(horizon))

@@ -246,6 +246,7 @@ class SlurmCollector:
             jobs=jobs,
             limits=limits.limits(qos_rows, assocs, partitions),
             scheduler=scheduler,
+            shares=mapping.share_tree(self._last.get("sshare", [])),
             status=sorted(self.runner.status.values(), key=lambda s: s.name),
             warnings=warnings,
             stale=stale,

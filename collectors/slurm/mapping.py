@@ -14,6 +14,7 @@ from collectors.model import (
     TERMINAL_STATES,
     QoS,
     Resources,
+    ShareNode,
     Team,
 )
 from collectors.model import Job as ModelJob
@@ -121,6 +122,30 @@ def _per_user_limit(user_assocs: list[Assoc]) -> tuple[Resources | None, str | N
         first = next(u.grp_tres for u in user_assocs if u.grp_tres)
         return first, "per-user limit: the user associations' GrpTRES"
     return None, None
+
+
+def share_tree(rows: list[ShareRow]) -> list[ShareNode]:
+    """sshare's tree (printed depth-first, accounts indented one space per level) as
+    the model's ShareNodes. The root row is left out: the core's tree starts under it.
+    A user's "parent" shares (FairShare=parent) count as one share."""
+    out: list[ShareNode] = []
+    path: list[str] = []  # the account at each depth above the current row
+    for r in rows:
+        fs = r.fairshare
+        if r.user is None:
+            del path[r.depth:]
+            parent = path[-1] if path else None
+            path.append(r.account)
+            if r.account == "root":
+                continue
+            parent = None if parent == "root" else parent
+        else:
+            parent = None
+        out.append(ShareNode(
+            account=r.account, user=r.user, parent=parent,
+            raw_shares=fs.raw_shares if fs.raw_shares is not None else 1.0,
+            raw_usage=fs.raw_usage or 0.0, factor=fs.factor))
+    return out
 
 
 def team_usage(jobs: Iterable[ModelJob], parents: dict[str, str | None]) -> dict[str, Resources]:

@@ -31,6 +31,7 @@ RAW_KEYS = (
     "PreemptType",
     "PreemptMode",
     "PreemptExemptTime",
+    "PriorityCalcPeriod",
 )
 _WEIGHTS = {
     "PriorityWeightAge": "age",
@@ -53,6 +54,7 @@ SCHED_INTERVAL = 60.0  # sched_interval: "The default value is 60 seconds"
 # default value is 7-0 (7 days)".
 PRIORITY_MAX_AGE = 7 * 86400.0
 DECAY_HALF_LIFE = 7 * 86400.0
+CALC_PERIOD = 300.0
 
 
 def _value(config: Mapping[str, str], key: str) -> str | None:
@@ -153,4 +155,9 @@ def scheduler_config(config: Mapping[str, str]) -> SchedulerConfig | None:
         # PreemptExemptTime: default 0 (no exemption); -1 is the same as 0.
         preempt_exempt_time=_seconds(config, "PreemptExemptTime", 0.0),
         raw={k: config[k] for k in RAW_KEYS if k in config},
+        # PriorityCalcPeriod: "The default value is 5 (minutes)".
+        calc_period=_seconds(config, "PriorityCalcPeriod", CALC_PERIOD),
+        # Billing: TRESBillingWeights is a partition setting, not read yet; without
+        # it Slurm bills "the total number of allocated CPUs", which {} says.
+        billing={},
     )

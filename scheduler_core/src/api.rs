@@ -3,8 +3,9 @@
 
 use crate::cluster::{id_cmp, Cluster, St, INF};
 use crate::engine::{fmt_amount, fmt_clock, Block, Engine, Ev};
+use crate::fairtree::{FairDrift, FairTree, ShareAssoc};
 use crate::fxhash::FxMap;
-use crate::policy::{Policy, PriorityMode, Runtimes};
+use crate::policy::{FairShareMode, Policy, PriorityMode, Runtimes};
 use crate::wire::{decode_sim_input, decode_snapshot, CPU};
 use std::fmt::Write as _;
 
@@ -123,6 +124,11 @@ fn predict_with(
         true,
         policy.runtimes == Runtimes::Estimate,
     )?;
+    let shares: Vec<(&str, Option<&str>, Option<&str>, f64, f64)> = snap
+        .shares
+        .iter()
+        .map(|s| (s.account, s.user, s.parent, s.raw_shares, s.raw_usage))
+        .collect();
     // The cluster borrows names from the buffer, not from the decoded snapshot.
     drop(snap);
     let mut e = Engine::new(c, policy, now);
@@ -139,7 +145,14 @@ fn predict_with(
                 job.factors = f;
             }
         }
-        if policy.w.age > 0.0 {
+        if policy.fairshare_period > 0.0
+            && policy.fairshare == FairShareMode::FairTree
+            && policy.w.fairshare > 0.0
+            && !shares.is_empty()
+        {
+            e.fair = fair_drift(&e, &shares, policy, now);
+        }
+        if policy.w.age > 0.0 || e.fair.is_some() {
             e.age_drift = Some(e.c.jobs.iter().map(|j| j.prio).collect());
         }
     }
@@ -603,4 +616,59 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
     let unit_name = if unit == CPU { "cpu" } else { "gpu" };
     let out = (teams, unit_name, evs, usage, metrics, job_rows);
     rmp_serde::to_vec(&out).map_err(|e| format!("cannot encode the simulation result: {e}"))
+}
+
+/// The snapshot's fair-share tree, each job's user association in it and the usage
+/// its run adds per second (one per CPU: the scheduler's default billing).
+fn fair_drift(
+    e: &Engine<'_, '_>,
+    shares: &[(&str, Option<&str>, Option<&str>, f64, f64)],
+    policy: &Policy,
+    now: f64,
+) -> Option<FairDrift> {
+    let mut account_ix: FxMap<&str, usize> = FxMap::default();
+    for (i, s) in shares.iter().enumerate() {
+        if s.1.is_none() {
+            account_ix.entry(s.0).or_insert(i);
+        }
+    }
+    let mut user_ix: FxMap<(&str, &str), usize> = FxMap::default();
+    let assocs: Vec<ShareAssoc> = shares
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let parent = match s.1 {
+                Some(u) => {
+                    user_ix.insert((s.0, u), i);
+                    account_ix.get(s.0).copied()
+                }
+                None => s.2.and_then(|p| account_ix.get(p).copied()),
+            };
+            ShareAssoc {
+                parent,
+                shares: if s.3.is_finite() { s.3.max(0.0) } else { 0.0 },
+                usage: if s.4.is_finite() { s.4.max(0.0) } else { 0.0 },
+                user: s.1.is_some(),
+            }
+        })
+        .collect();
+    let tree = FairTree::new(assocs);
+    if tree.is_empty() {
+        return None;
+    }
+    let jobs = &e.c.jobs;
+    let assoc = jobs
+        .iter()
+        .map(|j| user_ix.get(&(e.c.teams[j.team].name, j.user)).copied())
+        .collect();
+    let rate = jobs.iter().map(|j| j.total[CPU].max(0.0)).collect();
+    Some(FairDrift::new(
+        tree,
+        assoc,
+        rate,
+        now,
+        policy.fairshare_period,
+        policy.half_life,
+        policy.w.fairshare,
+    ))
 }

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use crate::bestfit::{from_ord_bits, ord_bits, BestFit};
 use crate::cluster::{dim_name, fits, id_cmp, Cluster, St, INF};
+use crate::fairtree::FairDrift;
 use crate::freeindex::FreeIndex;
 use crate::fxhash::{FxMap, FxSet};
 use crate::limits::{LimitBlock, NO_PROFILE};
@@ -221,6 +222,8 @@ pub struct Engine<'a, 'p> {
     /// predict with the source's priorities: per job, the priority at the
     /// snapshot; each pass adds the age it gains since (`Policy::priority`).
     pub age_drift: Option<Vec<f64>>,
+    /// Fair Tree recalculated over the horizon as simulated jobs add usage.
+    pub fair: Option<FairDrift>,
     /// Times a pass must run though no job ends or arrives: when a running job
     /// outgrows its QoS's preemption exempt time and may become a victim.
     pub wake: BTreeSet<u64>,
@@ -391,6 +394,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             reject_binding: BTreeMap::new(),
             arriving: false,
             age_drift: None,
+            fair: None,
             wake: BTreeSet::new(),
             exempt_until: std::cell::Cell::new(INF),
             preempted_by: BTreeMap::new(),
@@ -1422,6 +1426,9 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     pub fn finish(&mut self, j: usize, t: f64) {
+        if let Some(f) = self.fair.as_mut() {
+            f.accrue(j, self.c.jobs[j].start, t);
+        }
         self.release(j);
         for &n in &self.c.jobs[j].nodes {
             self.c.nodes[n].last_end = Some((t, j));
@@ -1434,6 +1441,9 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     fn preempt(&mut self, v: usize, by: usize, t: f64) {
+        if let Some(f) = self.fair.as_mut() {
+            f.accrue(v, self.c.jobs[v].start, t);
+        }
         let mode = self.p.preempt_mode;
         self.release(v);
         let ran = t - self.c.jobs[v].start;
@@ -1704,12 +1714,26 @@ impl<'a, 'p> Engine<'a, 'p> {
             return;
         }
         self.compact_pending();
+        if let Some(f) = self.fair.as_mut() {
+            if f.due(t) {
+                // The scheduler's recalculation: running jobs' usage so far, then a new ranking.
+                for (j, job) in self.c.jobs.iter().enumerate() {
+                    if job.st == St::Running {
+                        f.accrue(j, job.start, t);
+                    }
+                }
+                f.recalc(t);
+            }
+        }
         let base = self.age_drift.as_ref().expect("checked");
         let (w, max_age, t0) = (self.p.w.age, self.p.max_age, self.t0);
         let age = |x: f64, e: f64| (x - e).max(0.0).min(max_age);
+        let fair = self.fair.as_ref();
         for &j in &self.pending {
             let job = &mut self.c.jobs[j];
-            job.prio = base[j] + w * (age(t, job.eligible) - age(t0, job.eligible)) / max_age;
+            job.prio = base[j]
+                + w * (age(t, job.eligible) - age(t0, job.eligible)) / max_age
+                + fair.map_or(0.0, |f| f.delta(j));
         }
         let jobs = &self.c.jobs;
         let sorted = match &self.order_cache {

@@ -11,6 +11,7 @@ pub mod api;
 pub mod bestfit;
 pub mod cluster;
 pub mod engine;
+pub mod fairtree;
 pub mod features;
 pub mod fifo;
 pub mod freeindex;

@@ -176,6 +176,8 @@ pub struct RawPolicy {
     pub priority: String,
     #[serde(default = "s_estimate")]
     pub runtimes: String,
+    #[serde(default)]
+    pub fairshare_period: f64,
 }
 
 /// The validated policy the engine runs with.
@@ -199,6 +201,9 @@ pub struct Policy {
     pub main_pass: bool,
     pub priority: PriorityMode,
     pub runtimes: Runtimes,
+    /// Seconds between fair-share recalculations over a prediction's horizon
+    /// (with `priority = source` and Fair Tree); 0: the factors stay as reported.
+    pub fairshare_period: f64,
 }
 
 impl Default for Policy {
@@ -289,6 +294,12 @@ impl Policy {
                 ));
             }
         }
+        if !r.fairshare_period.is_finite() || r.fairshare_period < 0.0 {
+            return Err(format!(
+                "policy.fairshare_period: must be a finite number >= 0, not {}",
+                r.fairshare_period
+            ));
+        }
         if r.bf_max_job_test < 1 {
             return Err(format!(
                 "policy.bf_max_job_test: must be >= 1, not {}",
@@ -314,6 +325,7 @@ impl Policy {
             main_pass: r.main_pass,
             priority,
             runtimes,
+            fairshare_period: r.fairshare_period,
         })
     }
 }

@@ -286,6 +286,20 @@ pub struct WLimit<'a> {
     pub rank: i64,
 }
 
+/// One association of the fair-share tree (collectors/model.py `ShareNode`).
+#[derive(Debug, Deserialize)]
+pub struct WShare<'a> {
+    pub account: &'a str,
+    #[serde(default)]
+    pub user: Option<&'a str>,
+    #[serde(default)]
+    pub parent: Option<&'a str>,
+    #[serde(default = "one_f")]
+    pub raw_shares: f64,
+    #[serde(default)]
+    pub raw_usage: f64,
+}
+
 #[derive(Debug, Deserialize)]
 pub struct WJob<'a> {
     pub id: &'a str,
@@ -352,6 +366,8 @@ pub struct WSnapshot<'a> {
     pub jobs: Vec<WJob<'a>>,
     #[serde(default, borrow)]
     pub limits: Vec<WLimit<'a>>,
+    #[serde(default, borrow)]
+    pub shares: Vec<WShare<'a>>,
 }
 
 /// Input of `simulate`: a cluster (its running and pending jobs included) and

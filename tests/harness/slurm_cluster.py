@@ -41,6 +41,8 @@ LOOPBACK = "127.0.0.1"
 CLUSTER_NAME = "quotatop"
 NODE_NAMES = [f"gpu{i:02d}" for i in range(1, 9)]
 GPU_TYPE = {n: ("h100" if i < 4 else "a100") for i, n in enumerate(NODE_NAMES)}
+# Node features a job's --constraint can ask for: the GPU model and a fabric.
+NODE_FABRIC = {n: ("ib" if i % 2 == 0 else "eth") for i, n in enumerate(NODE_NAMES)}
 GPUS_PER_NODE = 8
 CPUS_PER_NODE = 64
 REAL_MEMORY_MB = 1_000_000
@@ -929,7 +931,8 @@ class SlurmCluster:
                 f"NodeName={n} NodeHostname={host} NodeAddr={LOOPBACK} Port={self.ports[n]} "
                 f"CPUs={CPUS_PER_NODE} Boards=1 SocketsPerBoard=2 CoresPerSocket=32 "
                 f"ThreadsPerCore=1 RealMemory={REAL_MEMORY_MB} "
-                f"Gres=gpu:{GPU_TYPE[n]}:{GPUS_PER_NODE} State=UNKNOWN"
+                f"Gres=gpu:{GPU_TYPE[n]}:{GPUS_PER_NODE} Feature={GPU_TYPE[n]},{NODE_FABRIC[n]} "
+                "State=UNKNOWN"
             )
         nodes = "gpu[01-08]"
         lines += [

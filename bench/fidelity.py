@@ -1,0 +1,64 @@
+"""Fidelity against a real Slurm 22.05 (tests/harness): one controlled workload,
+quotatop's predictions (with time limits, and with runtimes from history) and Slurm's
+own ``squeue --start`` taken at one moment, then the actual starts from sacct.
+
+    .venv/bin/python bench/fidelity.py [--runs N]
+
+Prints per run: Kendall tau of predicted vs actual start order, median / p90 absolute
+start error, coverage, node set right; each against Slurm's own estimate on the same
+jobs. Needs root and the Debian Slurm packages (scripts/install-system-deps.sh)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[1] / "tests")]
+
+from harness.fidelity import quotatop_scores, run_workload, slurm_scores  # noqa: E402
+from harness.slurm_cluster import SlurmCluster  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=1, help="workloads, each on a fresh cluster")
+    ap.add_argument("--dump", help="write each run's observations (JSON) to this path prefix")
+    args = ap.parse_args()
+    for run in range(1, args.runs + 1):
+        t0 = time.monotonic()
+        with SlurmCluster() as cluster:
+            obs = run_workload(cluster, log=lambda s: print(f"  {s}", file=sys.stderr))
+        if args.dump:
+            Path(f"{args.dump}{run}.json").write_text(json.dumps(dataclasses.asdict(obs),
+                                                                 default=sorted, indent=1))
+        slurm = slurm_scores(obs)
+        both = [i for i in obs.jobs if i in obs.slurm_start]
+        rows = [quotatop_scores(obs, "limit"), quotatop_scores(obs, "estimate"), slurm]
+        same = [quotatop_scores(obs, "limit", both), quotatop_scores(obs, "estimate", both),
+                slurm_scores(obs, both)]
+        print(f"run {run}: {len(obs.jobs)} jobs pending at the prediction, "
+              f"{time.monotonic() - t0:.0f} s (predict: "
+              + ", ".join(f"{k} {v:.2f} s" for k, v in obs.seconds.items()
+                          if k.startswith("predict")) + ")")
+        print("| predictor | Kendall tau | median / p90 abs start error | with a start "
+              "| node set right |")
+        print("|---|---|---|---|---|")
+        for s in rows:
+            print(s.row())
+        print(f"on the {len(both)} jobs that Slurm gave an estimate:")
+        for s in same:
+            print(s.row())
+        pred = quotatop_scores(obs, "estimate").preemptions
+        print(f"preemptions: quotatop predicted {sorted(pred)}, Slurm made "
+              f"{sorted(obs.preempted)}; predicted but not made: {sorted(pred - obs.preempted)}")
+        print(f"coverage (start or stated reason): "
+              f"{quotatop_scores(obs, 'estimate').covered} of {len(obs.jobs)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

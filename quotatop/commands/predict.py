@@ -1,0 +1,223 @@
+"""`quotatop predict --source slurm|k8s|demo|replay FILE [--at T] [--json|--csv]`:
+one row per pending job — when and where the core predicts it starts, why it waits,
+whom it preempts, its priority and factors, the runtime the prediction used and its
+basis, and the scheduler's own estimate beside it. Field by field: docs/predict.md."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import json
+import math
+import sys
+from typing import Any
+
+import msgspec
+
+from quotatop.errors import UserError
+
+ROW_VERSION = 1
+
+
+class PredictedJob(msgspec.Struct, kw_only=True):
+    """One pending job's prediction (docs/predict.md names every field)."""
+
+    job_id: str
+    team: str
+    user: str
+    qos: str
+    partition: str | None
+    state: str  # starts_now | planned | waiting | held | rejected
+    predicted_start: float | None
+    predicted_start_iso: str | None
+    predicted_wait: float | None  # seconds from the snapshot to the predicted start
+    predicted_end: float | None
+    predicted_nodes: list[str]
+    reason: str
+    binding: str
+    preempts: list[dict[str, str]]
+    priority: float
+    factors: dict[str, float]
+    source_priority: float | None
+    source_reason: str | None
+    time_limit: float | None
+    runtime: float | None  # seconds the prediction let the job run
+    runtime_basis: str  # "estimate: …" or "time limit"
+    runtime_estimate: float | None  # the source's estimate from history, if any
+    runtime_estimate_basis: str | None
+    scheduler_estimate: float | None  # the scheduler's own start estimate
+    scheduler_estimate_iso: str | None
+
+
+class PredictOutput(msgspec.Struct, kw_only=True):
+    version: int
+    source: str
+    cluster: str
+    taken_at: float
+    taken_at_iso: str
+    policy: dict[str, Any]
+    stale: bool
+    stale_reason: str | None
+    jobs: list[PredictedJob]
+
+
+def iso(t: float | None) -> str | None:
+    if t is None or not math.isfinite(t):
+        return None
+    return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="seconds").replace(
+        "+00:00", "Z")
+
+
+def rows(snap: Any, predictions: Any) -> list[PredictedJob]:
+    """The core's predictions joined with the jobs they are about."""
+    jobs = {j.id: j for j in snap.jobs}
+    out = []
+    for p in predictions:
+        j = jobs.get(p.job_id)
+        if j is None:
+            continue
+        f = p.factors
+        out.append(PredictedJob(
+            job_id=p.job_id, team=j.team, user=j.user, qos=j.qos, partition=j.partition,
+            state=p.state, predicted_start=p.start, predicted_start_iso=iso(p.start),
+            predicted_wait=None if p.start is None else max(0.0, p.start - snap.taken_at),
+            predicted_end=p.end, predicted_nodes=list(p.nodes), reason=p.reason,
+            binding=getattr(p, "binding", "") or "",
+            preempts=[{"job_id": v.job_id, "mode": v.mode} for v in p.preempts],
+            priority=p.priority,
+            factors={"age": f.age, "fairshare": f.fairshare, "qos": f.qos,
+                     "job_size": f.job_size, "partition": f.partition},
+            source_priority=j.priority, source_reason=j.reason, time_limit=j.time_limit,
+            runtime=getattr(p, "runtime", None),
+            runtime_basis=getattr(p, "runtime_basis", "") or "time limit",
+            runtime_estimate=j.runtime_estimate, runtime_estimate_basis=j.runtime_basis,
+            scheduler_estimate=j.estimated_start, scheduler_estimate_iso=iso(j.estimated_start),
+        ))
+    return out
+
+
+def predict_snapshot(snap: Any, runtimes: str = "estimate",
+                     horizon: float = 7 * 86400.0) -> PredictOutput:
+    """Predict ``snap`` with the policy of its own scheduler."""
+    import scheduler_core
+    from scheduler_core.site import site_policy
+
+    policy = site_policy(snap, runtimes=runtimes)  # type: ignore[arg-type]
+    try:
+        predictions = scheduler_core.predict(snap, policy, horizon=horizon)
+    except ValueError as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise UserError(f"predict: the snapshot of {snap.source or 'the source'} "
+                        f"is inconsistent: {first}") from None
+    return PredictOutput(
+        version=ROW_VERSION, source=snap.source, cluster=snap.cluster, taken_at=snap.taken_at,
+        taken_at_iso=iso(snap.taken_at) or "", policy=msgspec.to_builtins(policy),
+        stale=snap.stale, stale_reason=snap.stale_reason, jobs=rows(snap, predictions))
+
+
+CSV_FIELDS = [f for f in PredictedJob.__struct_fields__]
+
+
+def _csv_value(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, list):
+        if v and isinstance(v[0], dict):
+            return ";".join(f"{d['job_id']}:{d['mode']}" for d in v)
+        return ";".join(str(x) for x in v)
+    if isinstance(v, dict):
+        return ";".join(f"{k}={x:g}" for k, x in v.items())
+    if isinstance(v, float):
+        return f"{v:.3f}".rstrip("0").rstrip(".")
+    return str(v)
+
+
+def _text(out: PredictOutput) -> str:
+    lines = [f"{out.source} {out.cluster} at {out.taken_at_iso}: "
+             f"{len(out.jobs)} pending jobs"]
+    if out.stale:
+        lines.append(f"stale: {out.stale_reason}")
+    for r in out.jobs:
+        when = "—" if r.predicted_wait is None else (
+            "now" if r.predicted_wait < 1 else f"in {r.predicted_wait:.0f}s")
+        nodes = ",".join(r.predicted_nodes) or "—"
+        lines.append(f"{r.job_id:>8} {r.team:<14} {r.user:<8} {when:>9} {nodes:<16} {r.reason}")
+    return "\n".join(lines)
+
+
+def _snapshot(args: argparse.Namespace) -> Any:
+    from collectors.config import load_config
+    from collectors.sources import open_source
+    from quotatop.tui_launch import source_words
+
+    cfg = load_config(args.config)
+    kind, path = source_words(args.source, cfg.source)
+    if args.ssh and kind != "slurm":
+        raise UserError(f"--ssh applies to --source slurm only, not {kind}")
+    if args.at is not None and kind != "replay":
+        raise UserError("--at applies to --source replay FILE only")
+    overrides: dict[str, Any] = dict(
+        ssh_host=args.ssh, timeout=args.timeout, kubeconfig=args.kubeconfig,
+        context=args.context, prometheus_url=args.prometheus_url)
+    if kind == "demo":
+        overrides["scenario"] = path
+    elif kind == "replay":
+        overrides["recording"] = path
+    opts = cfg.source_options(kind, **overrides)
+    if kind == "replay" and not opts.recording:
+        raise UserError("--source replay needs a file: --source replay FILE")
+    collector = open_source(kind, opts)
+    try:
+        if args.at is not None:
+            from quotatop.commands.replay import parse_at
+
+            collector.seek(parse_at(args.at, collector.start_time, collector.end_time))
+        if hasattr(collector, "pause"):
+            collector.pause()  # a timeline: this frame, not the next one
+        snap = collector.collect()
+    finally:
+        collector.close()
+    if not snap.jobs and not snap.nodes and not snap.teams and snap.stale:
+        raise UserError(f"{kind} unreachable: {snap.stale_reason}")
+    return snap
+
+
+def run(args: argparse.Namespace) -> int:
+    if not (isinstance(args.horizon, float) and 0 < args.horizon <= 366 * 86400):
+        raise UserError(f"--horizon must be seconds in (0, 31622400], not {args.horizon!r}")
+    snap = _snapshot(args)
+    out = predict_snapshot(snap, runtimes=args.runtimes, horizon=args.horizon)
+    if args.json:
+        sys.stdout.write(json.dumps(msgspec.to_builtins(out), ensure_ascii=False) + "\n")
+    elif args.csv:
+        w = csv.writer(sys.stdout, lineterminator="\n")
+        w.writerow(CSV_FIELDS)
+        for r in out.jobs:
+            w.writerow([_csv_value(getattr(r, f)) for f in CSV_FIELDS])
+    else:
+        print(_text(out))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("predict", help="predict every pending job's start, headless")
+    p.add_argument("--source", nargs="+", metavar="KIND",
+                   help="demo [FILE] | slurm | k8s | prometheus | replay FILE")
+    p.add_argument("--at", metavar="TIME",
+                   help="with --source replay: the frame at HH:MM, +DURATION, ISO or epoch")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="one JSON object (docs/predict.md)")
+    fmt.add_argument("--csv", action="store_true", help="CSV with a header row")
+    p.add_argument("--runtimes", choices=("estimate", "limit"), default="estimate",
+                   help="run jobs for their runtime estimate from history (default) "
+                        "or to their time limit")
+    p.add_argument("--horizon", type=float, default=7 * 86400.0,
+                   help="seconds ahead to predict (default 7 days)")
+    p.add_argument("--ssh", metavar="HOST", help="run the Slurm commands on HOST via ssh")
+    p.add_argument("--timeout", type=float, help="seconds per command or request (default 10)")
+    p.add_argument("--kubeconfig", help="kubeconfig for --source k8s")
+    p.add_argument("--context", help="kubeconfig context for --source k8s")
+    p.add_argument("--prometheus-url", help="Prometheus base URL for --source prometheus")
+    p.add_argument("--config", help="config TOML (default: $XDG_CONFIG_HOME/quotatop/...)")
+    p.set_defaults(func=run)

@@ -1,0 +1,378 @@
+"""Fidelity against the real Slurm: submit a controlled workload, take quotatop's
+predictions and Slurm's own ``squeue --start`` at one moment, wait for the actual
+starts, and compare. Shared by tests/test_fidelity_slurm.py and bench/fidelity.py.
+
+The workload (on the harness topology of slurm_cluster.py: 4 h100 + 4 a100 nodes of
+8 GPUs, accounts 60-30-10, QoS high/normal/low with QoS preemption):
+
+* history: every kind of job below runs once, so that sacct knows each user's
+  runtimes (the runtime estimate reads the last runs of the same user, account,
+  partition and shape); beside it, CPU-only jobs give each association usage in
+  clearly different amounts, so that Fair Tree's ranks (the largest priority
+  factor at this site) are settled before the measured queue is submitted and
+  the queue's own usage (one CPU per job) cannot reorder them. quotatop predicts
+  with the priority Slurm reports and lets only age move it over the horizon;
+  ranks that change while the queue runs are a known limit (docs/core.md).
+* the queue: the cluster is filled, then 40 jobs of 5 users, 5 accounts, 3 QoS,
+  0–16 GPUs, typed and untyped GPUs, 2-node jobs, a second partition,
+  ``--constraint`` (a GPU model, a fabric), a job held by its QoS group limit and
+  one that preempts a low-QoS job. Jobs sleep 5–60 s under limits of 1–5 minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .slurm_cluster import SlurmCluster
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of job: a user's repeated job of one shape, with its true runtime."""
+
+    user: str
+    account: str
+    qos: str
+    sleep: int  # seconds the job really runs
+    limit_min: int  # its time limit, in minutes
+    gres: str | None = None  # per node, e.g. "gpu:h100:8", "gpu:4"
+    nodes: int = 1
+    partition: str = "gpu"
+    constraint: str | None = None
+    cpus: int = 1
+
+    def argv(self) -> list[str]:
+        out = [f"--partition={self.partition}", f"--time={self.limit_min}",
+               f"--nodes={self.nodes}", f"--cpus-per-task={self.cpus}", "--mem=1G"]
+        if self.gres:
+            out.append(f"--gres={self.gres}")
+        if self.constraint:
+            out.append(f"--constraint={self.constraint}")
+        return out
+
+
+KINDS: dict[str, Kind] = {
+    "vp-h100x8": Kind("alice", "vision-prod", "normal", 40, 3, "gpu:h100:8"),
+    "vp-2x8": Kind("alice", "vision-prod", "normal", 30, 3, "gpu:8", nodes=2),
+    "np-4": Kind("bob", "nlp-prod", "normal", 20, 2, "gpu:4"),
+    "ne-low-2": Kind("bob", "nlp-exp", "low", 60, 5, "gpu:2"),
+    "ve-a100x4": Kind("carol", "vision-exp", "normal", 25, 2, "gpu:a100:4", constraint="a100"),
+    "ep-8": Kind("dave", "elastic-pool", "normal", 50, 4, "gpu:8"),
+    "np-high-4": Kind("erin", "nlp-prod", "high", 15, 2, "gpu:4"),
+    "np-int-1": Kind("erin", "nlp-prod", "normal", 10, 1, "gpu:1", partition="interactive"),
+    "ep-low-ib-8": Kind("dave", "elastic-pool", "low", 35, 3, "gpu:8", constraint="ib"),
+    "ve-int-2": Kind("carol", "vision-exp", "normal", 12, 1, "gpu:2", partition="interactive"),
+    "np-a100-2x8": Kind("bob", "nlp-prod", "normal", 45, 4, "gpu:a100:8", nodes=2),
+    "ve-high-h100x4": Kind("alice", "vision-exp", "high", 20, 2, "gpu:h100:4"),
+    "np-cpu": Kind("erin", "nlp-prod", "normal", 15, 1, None, cpus=8),
+    "np-erin-8": Kind("erin", "nlp-prod", "normal", 45, 3, "gpu:8"),
+    "ep-low-8": Kind("dave", "elastic-pool", "low", 40, 3, "gpu:8"),
+}
+
+# CPU-only jobs of the history phase: CPUs per association (×60 s), so that at every
+# level of the account tree siblings' usage differs by a factor of 1.6 or more.
+USAGE_CPUS: list[tuple[str, str, int]] = [
+    ("alice", "vision-prod", 96), ("bob", "nlp-prod", 34), ("erin", "nlp-prod", 14),
+    ("alice", "vision-exp", 96), ("carol", "vision-exp", 48), ("bob", "nlp-exp", 72),
+    ("dave", "elastic-pool", 120),
+]
+USAGE_SECONDS = 60
+
+# What fills the cluster before the queue: all 64 GPUs busy at once within every
+# limit (alice and bob at QoS normal's 16 GPUs per user, dave within elastic-pool's
+# 24), whole-node jobs first so that the rest cannot fragment them; ends staggered.
+FILL = ["vp-h100x8", "vp-h100x8", "np-a100-2x8", "ep-8", "ep-low-8", "np-erin-8",
+        "ve-a100x4", "ne-low-2", "ne-low-2"]
+# The measured queue, in submission order.
+QUEUE = [
+    "vp-h100x8", "np-4", "ve-a100x4", "ep-8", "np-int-1", "vp-2x8", "np-high-4",
+    "ve-int-2", "np-cpu", "ne-low-2", "np-a100-2x8", "ve-high-h100x4", "np-4", "ep-8",
+    "vp-h100x8", "ve-a100x4", "np-int-1", "np-high-4", "ep-low-ib-8", "vp-2x8",
+    "ve-int-2", "np-4", "np-cpu", "ve-a100x4", "ep-8", "vp-h100x8", "np-int-1",
+    "ne-low-2", "ve-int-2", "np-4", "np-a100-2x8", "ve-a100x4", "vp-h100x8", "ep-8",
+    "np-cpu", "np-int-1", "ve-int-2", "np-4", "vp-2x8", "ve-a100x4",
+]
+
+
+@dataclass
+class Observation:
+    """What was predicted and what happened, per pending job."""
+
+    taken_at: float
+    jobs: list[str]  # ids pending at the moment of prediction
+    kinds: dict[str, str]
+    predicted: dict[str, dict[str, dict]] = field(default_factory=dict)  # mode -> id -> row
+    slurm_start: dict[str, float] = field(default_factory=dict)
+    slurm_nodes: dict[str, list[str]] = field(default_factory=dict)
+    actual_start: dict[str, float] = field(default_factory=dict)
+    actual_nodes: dict[str, list[str]] = field(default_factory=dict)
+    preempted: set[str] = field(default_factory=set)  # ids Slurm preempted (requeued)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _submit(cluster: SlurmCluster, kind: Kind, payload: str | None = None) -> str:
+    job_id, _, proc = cluster.sbatch(kind.user, kind.account, kind.qos, *kind.argv(),
+                                     payload=payload or f"sleep {kind.sleep}", check=False)
+    if not job_id:
+        raise RuntimeError(f"sbatch {kind} failed: {proc.stderr.strip()}")
+    return job_id
+
+
+def _wait_gone(cluster: SlurmCluster, ids: list[str], timeout: float) -> None:
+    def done() -> bool:
+        out = cluster.run(["squeue", "--noheader", "-h", "-o", "%i", "-j", ",".join(ids)],
+                          check=False).stdout.split()
+        return not out
+
+    cluster.wait_until(done, timeout, f"{len(ids)} jobs to finish")
+
+
+def history(cluster: SlurmCluster) -> None:
+    """One run of every kind and the fair-share usage, all at once; waits for all."""
+    ids = []
+    for user, account, cpus in USAGE_CPUS:
+        usage = Kind(user, account, "normal", USAGE_SECONDS, 2, None, cpus=1)
+        argv = [a for a in usage.argv() if not a.startswith(("--cpus", "--nodes"))]
+        job_id, _, proc = cluster.sbatch(user, account, "normal", *argv, f"--ntasks={cpus}",
+                                         payload=f"sleep {USAGE_SECONDS}", check=False)
+        if not job_id:
+            raise RuntimeError(f"usage job {user}/{account} failed: {proc.stderr.strip()}")
+        ids.append(job_id)
+    for kind in KINDS.values():
+        ids.append(_submit(cluster, kind))
+    _wait_gone(cluster, ids, timeout=300)
+    # sacct must show them finished before the estimates are read.
+    def in_sacct() -> bool:
+        out = cluster.run(["sacct", "-X", "-n", "-P", "-o", "JobIDRaw,State", "-j",
+                           ",".join(ids)], check=False).stdout
+        states = dict(line.split("|", 1) for line in out.splitlines() if "|" in line)
+        return all(states.get(i, "").startswith("COMPLETED") for i in ids)
+
+    cluster.wait_until(in_sacct, 60, "history jobs COMPLETED in sacct")
+
+
+def _pending(cluster: SlurmCluster, ids: list[str]) -> list[str]:
+    out = cluster.run(["squeue", "--noheader", "-h", "-t", "PD", "-o", "%i",
+                       "-j", ",".join(ids)], check=False).stdout.split()
+    return out
+
+
+def predict(cluster: SlurmCluster, runtimes: str) -> dict:
+    """``quotatop predict --source slurm --json`` against this cluster, as a user runs it."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "quotatop", "predict", "--source", "slurm", "--json",
+         "--runtimes", runtimes],
+        env=cluster.env, capture_output=True, text=True, timeout=120, check=False, cwd=REPO)
+    if proc.returncode != 0:
+        raise RuntimeError(f"quotatop predict exited {proc.returncode}: {proc.stderr.strip()}")
+    return json.loads(proc.stdout)
+
+
+def _epoch(text: str) -> float | None:
+    import datetime as dt
+
+    text = text.strip()
+    if not text or text in ("N/A", "Unknown", "None"):
+        return None
+    try:
+        return dt.datetime.fromisoformat(text).astimezone().timestamp()
+    except ValueError:
+        return None
+
+
+def _hosts(cluster: SlurmCluster, text: str) -> list[str]:
+    text = text.strip()
+    if not text or text in ("(null)", "None", "N/A"):
+        return []
+    out = cluster.run(["scontrol", "show", "hostnames", text], check=False).stdout
+    return out.split()
+
+
+def slurm_estimates(cluster: SlurmCluster, ids: list[str]) -> tuple[dict, dict]:
+    """``squeue --start``: Slurm's own start estimate and planned nodes per job."""
+    out = cluster.run(["squeue", "--start", "--noheader", "-o", "%i|%S|%Y",
+                       "-j", ",".join(ids)], check=False).stdout
+    starts: dict[str, float] = {}
+    nodes: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) < 3:
+            continue
+        t = _epoch(parts[1])
+        if t is not None:
+            starts[parts[0]] = t
+        nodes[parts[0]] = _hosts(cluster, parts[2])
+    return starts, nodes
+
+
+def actual_starts(cluster: SlurmCluster, ids: list[str]) -> tuple[dict, dict, set[str]]:
+    """First start and nodes of each job (sacct --duplicates lists every run of a
+    requeued job), and the jobs that were preempted (a run ended PREEMPTED/REQUEUED)."""
+    out = cluster.run(["sacct", "-X", "-D", "-n", "-P", "-o", "JobIDRaw,Start,NodeList,State",
+                       "-j", ",".join(ids)], check=False).stdout
+    starts: dict[str, float] = {}
+    nodes: dict[str, list[str]] = {}
+    preempted: set[str] = set()
+    for line in out.splitlines():
+        parts = line.split("|")
+        if len(parts) < 4:
+            continue
+        jid, start, nl, state = parts[:4]
+        if state.startswith(("PREEMPTED", "REQUEUED")):
+            preempted.add(jid)
+        t = _epoch(start)
+        if t is not None and (jid not in starts or t < starts[jid]):
+            starts[jid] = t
+            nodes[jid] = _hosts(cluster, nl)
+    return starts, nodes, preempted
+
+
+def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float = 420.0,
+                 log: Callable[[str], None] = lambda s: None) -> Observation:
+    """Fill, queue, predict at one moment, then wait for every queued job to start."""
+    t0 = time.monotonic()
+    history(cluster)
+    log(f"history done in {time.monotonic() - t0:.0f} s")
+    fill_ids = [_submit(cluster, KINDS[k]) for k in FILL]
+    cluster.wait_until(lambda: not _pending(cluster, fill_ids), 60, "the fill to start")
+    kinds: dict[str, str] = {}
+    for k in QUEUE:
+        kinds[_submit(cluster, KINDS[k])] = k
+    # One backfill cycle (bf_interval) and a priority pass, so that squeue --start
+    # has Slurm's own estimates when both are taken.
+    time.sleep(settle)
+    ids = list(kinds)
+    t_pred = time.time()
+    obs = Observation(taken_at=t_pred, jobs=[], kinds=kinds)
+    for mode in ("estimate", "limit"):
+        t = time.monotonic()
+        out = predict(cluster, mode)
+        obs.seconds[f"predict {mode}"] = time.monotonic() - t
+        obs.predicted[mode] = {r["job_id"]: r for r in out["jobs"]}
+        if mode == "estimate":
+            obs.taken_at = out["taken_at"]
+    obs.slurm_start, obs.slurm_nodes = slurm_estimates(cluster, ids)
+    # The snapshot's own copy of Slurm's estimate is from the same moment as ours.
+    for i, r in obs.predicted["estimate"].items():
+        if r["scheduler_estimate"] is not None:
+            obs.slurm_start[i] = r["scheduler_estimate"]
+    pending_now = set(_pending(cluster, ids))
+    # Measured: what was pending in both, at the moment of prediction.
+    obs.jobs = [i for i in ids if i in pending_now and i in obs.predicted["estimate"]]
+    log(f"predicted {len(obs.jobs)} pending jobs at {t_pred:.0f}")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        started, _, _ = actual_starts(cluster, obs.jobs)
+        if all(i in started for i in obs.jobs):
+            break
+        time.sleep(3)
+    obs.actual_start, obs.actual_nodes, obs.preempted = actual_starts(
+        cluster, obs.jobs + fill_ids)
+    obs.preempted |= requeued(cluster, list(kinds) + fill_ids)
+    obs.seconds["workload"] = time.monotonic() - t0
+    return obs
+
+
+def requeued(cluster: SlurmCluster, ids: list[str]) -> set[str]:
+    """Jobs the controller restarted (a requeue after preemption counts a restart);
+    finished jobs stay in its memory for MinJobAge (10 minutes here)."""
+    out = cluster.run(["scontrol", "show", "job", "-o"], check=False).stdout
+    wanted, found = set(ids), set()
+    for line in out.splitlines():
+        info = dict(tok.partition("=")[::2] for tok in line.split() if "=" in tok)
+        if info.get("JobId") in wanted and info.get("Restarts", "0") not in ("0", ""):
+            found.add(info["JobId"])
+    return found
+
+
+# ---------------------------------------------------------------- measures
+
+
+def kendall_tau(xs: list[float], ys: list[float]) -> float:
+    """Kendall's tau-b (ties in either ranking counted as Kendall and Stuart do)."""
+    n = len(xs)
+    conc = disc = tx = ty = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx = (xs[i] > xs[j]) - (xs[i] < xs[j])
+            dy = (ys[i] > ys[j]) - (ys[i] < ys[j])
+            if dx == 0 and dy == 0:
+                continue
+            if dx == 0:
+                tx += 1
+            elif dy == 0:
+                ty += 1
+            elif dx == dy:
+                conc += 1
+            else:
+                disc += 1
+    denom = math.sqrt((conc + disc + tx) * (conc + disc + ty))
+    return (conc - disc) / denom if denom else float("nan")
+
+
+def _pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    s = sorted(xs)
+    k = (len(s) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+@dataclass
+class Scores:
+    name: str
+    covered: int  # jobs with a predicted start (or a stated reason where none)
+    with_start: int
+    measured: int
+    tau: float
+    median_err: float
+    p90_err: float
+    node_match: float  # share of started jobs whose predicted node set was the actual one
+    preemptions: set[str] = field(default_factory=set)
+
+    def row(self) -> str:
+        return (f"| {self.name} | {self.tau:.2f} | {self.median_err:.0f} s / {self.p90_err:.0f} s"
+                f" | {self.with_start} of {self.measured} | {100 * self.node_match:.0f} % |")
+
+
+def score(name: str, obs: Observation, start: dict[str, float],
+          nodes: dict[str, list[str]], only: list[str] | None = None,
+          stated: set[str] | None = None) -> Scores:
+    ids = only if only is not None else obs.jobs
+    both = [i for i in ids if i in start and i in obs.actual_start]
+    tau = kendall_tau([start[i] for i in both], [obs.actual_start[i] for i in both])
+    errs = [abs(start[i] - obs.actual_start[i]) for i in both]
+    placed = [i for i in both if nodes.get(i)]
+    match = sum(1 for i in placed if sorted(nodes[i]) == sorted(obs.actual_nodes.get(i, [])))
+    covered = sum(1 for i in ids if i in start or (stated is not None and i in stated))
+    return Scores(name, covered, sum(1 for i in ids if i in start), len(ids), tau,
+                  statistics.median(errs) if errs else float("nan"), _pct(errs, 0.9),
+                  match / len(placed) if placed else float("nan"))
+
+
+def quotatop_scores(obs: Observation, mode: str, only: list[str] | None = None) -> Scores:
+    rows = obs.predicted[mode]
+    start = {i: r["predicted_start"] for i, r in rows.items()
+             if r["predicted_start"] is not None}
+    nodes = {i: r["predicted_nodes"] for i, r in rows.items()}
+    stated = {i for i, r in rows.items() if r["reason"]}
+    s = score(f"quotatop ({'history runtimes' if mode == 'estimate' else 'time limits'})",
+              obs, start, nodes, only, stated)
+    s.preemptions = {p["job_id"] for r in rows.values() for p in r["preempts"]}
+    return s
+
+
+def slurm_scores(obs: Observation, only: list[str] | None = None) -> Scores:
+    return score("Slurm's own estimate (squeue --start)", obs, obs.slurm_start,
+                 obs.slurm_nodes, only)
