@@ -19,6 +19,7 @@ import msgspec
 
 from collectors.sources import SOURCES, SourceOptions, options_from_mapping
 from quotatop.errors import UserError
+from quotatop.files import read_small_file
 
 Seconds = Annotated[float, msgspec.Meta(gt=0)]
 
@@ -162,7 +163,7 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
     explicit = path is not None
     p = Path(path).expanduser() if explicit else default_path(env)  # type: ignore[arg-type]
     try:
-        text = p.read_bytes()
+        text = read_small_file(p, "config file")
     except FileNotFoundError:
         if explicit:
             raise UserError(f"{p}: no such config file") from None
@@ -210,7 +211,9 @@ def _check_maps(raw: Mapping[str, Any], where: str) -> None:
                 raise UserError(
                     f"{where}: at poll.{name}: expected a positive number of seconds, got {value!r}"
                 )
-    queries = ((raw.get("sources") or {}).get("prometheus") or {}).get("queries")
+    sources = raw.get("sources")
+    prometheus = sources.get("prometheus") if isinstance(sources, dict) else None
+    queries = prometheus.get("queries") if isinstance(prometheus, dict) else None
     if isinstance(queries, dict):
         for name, value in queries.items():
             if not isinstance(value, str):

@@ -24,6 +24,7 @@ from typing import Any
 
 from collectors.k8s import reflector as rf
 from collectors.k8s import visibility as vis
+from collectors.k8s.kubeconfig import KubeconfigError, check_kubeconfig
 from collectors.k8s.kueue import cluster_queue_to_team, cohort_to_team, workload_to_job
 from collectors.k8s.pods import condition, parse_time, pod_requests, pod_state, qos_class
 from collectors.k8s.quantity import MIB, convert, convert_quota, parse_quantity, resource_key
@@ -102,6 +103,10 @@ class KubernetesCollector:
                 path = path or default_path
                 if not os.path.exists(path):
                     raise _SetupError(f"kubeconfig {path} not found")
+                try:
+                    check_kubeconfig(path, self.config.context)
+                except KubeconfigError as exc:
+                    raise _SetupError(str(exc)) from None
                 config.load_kube_config(
                     config_file=path, context=self.config.context, client_configuration=cfg
                 )
@@ -116,7 +121,7 @@ class KubernetesCollector:
             raise
         except ConfigException as exc:
             raise _SetupError(f"kubeconfig {path or ''}: {_first_line(exc)}".strip()) from None
-        except (OSError, ValueError, TypeError, KeyError) as exc:
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
             # Broken YAML, expired exec credentials and the like: one line, no traceback.
             raise _SetupError(f"kubeconfig {path or ''}: {_first_line(exc)}".strip()) from None
         # We retry with our own backoff; the client's retries would only hide outages.

@@ -4,16 +4,20 @@ Quotas say what a team holds; DCGM says what its GPUs actually do. This source
 fetches both as ``Series`` (for sparklines and the Overview) and turns the pair
 into findings such as "ml-research holds 40 GPUs at 5% utilization".
 
-``prometheus_api_client`` (and requests with it) is imported on the first
-collect, never at module import: the TUI must not pay for a source it does not use.
+Each query is one HTTP GET with one overall deadline (``timeout``), connect, headers
+and body together: a server that answers a byte a second is cut off at the deadline,
+not once per byte. The answer is bounded in size and checked for shape; a malformed
+answer is a source error (the banner, and the last good data stays on screen), never
+an exception out of ``collect``. The HTTP client is the standard library's, loaded on
+the first collect.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -85,6 +89,7 @@ class PrometheusConfig:
     underused_min_gpus: float = 8.0
     underused_max_util: float = 20.0
     cluster: str = ""
+    max_answer_bytes: int = 32 << 20  # a query's answer larger than this is refused
 
 
 @dataclass(frozen=True)
@@ -175,6 +180,52 @@ class _Unreachable(Exception):
     """Prometheus itself did not answer; later queries this round would not either."""
 
 
+class _Malformed(RuntimeError):
+    """Prometheus answered, but not with a query result."""
+
+
+def _parse_matrix(body: bytes, name: str) -> list[Series]:
+    """The series of a ``query_range`` answer; _Malformed (one line) when it is not one."""
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        raise _Malformed("malformed answer: not JSON") from None
+    if not isinstance(doc, dict):
+        raise _Malformed(f"malformed answer: a JSON {type(doc).__name__}, not an object")
+    if doc.get("status") == "error":
+        err = f"{doc.get('errorType', 'error')}: {doc.get('error', '')}"
+        raise RuntimeError(" ".join(str(err).split())[:200])
+    data = doc.get("data")
+    if not isinstance(data, dict) or "result" not in data:
+        raise _Malformed("malformed answer: no data.result")
+    result = data["result"]
+    if not isinstance(result, list):
+        raise _Malformed(f"malformed answer: data.result is a {type(result).__name__}, "
+                         "not a list")
+    out: list[Series] = []
+    for i, item in enumerate(result):
+        if not isinstance(item, dict):
+            raise _Malformed(f"malformed answer: data.result[{i}] is not an object")
+        labels = item.get("metric", {})
+        values = item.get("values", [])
+        if not isinstance(labels, dict) or not isinstance(values, list):
+            raise _Malformed(f"malformed answer: data.result[{i}] has no metric and values")
+        points = []
+        for pair in values:
+            try:
+                ts, raw = pair
+                t, value = float(ts), float(raw)
+            except (TypeError, ValueError, OverflowError):
+                raise _Malformed(
+                    f"malformed answer: data.result[{i}].values holds {str(pair)[:40]!r}, "
+                    "not [time, number]") from None
+            if math.isfinite(value) and math.isfinite(t):  # NaN/Inf mean nothing here
+                points.append((t, value))
+        out.append(Series(metric=name, labels={str(k): str(v) for k, v in labels.items()},
+                          points=points))
+    return out
+
+
 def _prom_error(content: bytes | str) -> str:
     """Prometheus' own one-line error out of an error body, or a short excerpt."""
     text = content.decode(errors="replace") if isinstance(content, bytes) else content
@@ -196,7 +247,6 @@ class PrometheusCollector:
         self._headers: dict[str, str] = {}
         self._auth: tuple[str, str] | None = None
         self._config_error: str | None = None
-        self._client: Any = None
         self._last_good: list[Series] = []
         self._last_teams: list[Team] = []
         try:
@@ -229,68 +279,96 @@ class PrometheusCollector:
         if cfg.basic_user is not None:
             self._auth = (cfg.basic_user, password or "")
 
-    def _connect(self) -> Any:
-        if self._client is None:
-            from prometheus_api_client import PrometheusConnect
-            from urllib3.util.retry import Retry
+    def _auth_headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json", **self._headers}
+        if self._auth is not None:
+            import base64
 
-            # No client-side retries: a refresh that fails is reported at once and
-            # the next refresh is the retry, so a slow server cannot stall the UI.
-            self._client = PrometheusConnect(
-                url=self.config.url.rstrip("/"),
-                headers=self._headers or None,
-                auth=self._auth,
-                retry=Retry(total=0, connect=0, read=0, redirect=0, status=0),
-                timeout=self.config.timeout,  # type: ignore[arg-type]
-            )
-        return self._client
+            pair = f"{self._auth[0]}:{self._auth[1]}".encode()
+            headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+        return headers
+
+    def _get(self, path: str, params: dict[str, str]) -> tuple[int, bytes]:
+        """One GET within one deadline: (status, body). _Unreachable when the server
+        does not answer in time or at all; _Malformed when the answer is too large."""
+        import http.client
+        import socket
+        import threading
+        from urllib.parse import urlencode
+
+        cfg = self.config
+        timeout = float(cfg.timeout)
+        deadline = time.monotonic() + timeout
+        parts = urlsplit(cfg.url)
+        host, port = parts.hostname or "", parts.port
+        target = f"{parts.path.rstrip('/')}{path}?{urlencode(params)}"
+        if parts.scheme == "https":
+            import ssl
+
+            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+                host, port, timeout=timeout, context=ssl.create_default_context())
+        else:
+            conn = http.client.HTTPConnection(host, port, timeout=timeout)
+        expired = threading.Event()
+
+        def cut() -> None:  # the deadline: wake a read blocked on a trickling server
+            expired.set()
+            sock = conn.sock
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+        timer = threading.Timer(timeout, cut)
+        timer.daemon = True
+        timer.start()
+        try:
+            conn.connect()
+            conn.request("GET", target, headers=self._auth_headers())
+            resp = conn.getresponse()
+            chunks, size = [], 0
+            while True:
+                if time.monotonic() >= deadline:
+                    raise TimeoutError
+                chunk = resp.read1(65536)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > cfg.max_answer_bytes:
+                    raise _Malformed(f"answer larger than {cfg.max_answer_bytes >> 20} MiB")
+                chunks.append(chunk)
+            if expired.is_set():
+                raise TimeoutError
+            return resp.status, b"".join(chunks)
+        except _Malformed:
+            raise
+        except (TimeoutError, OSError, http.client.HTTPException, ValueError) as exc:
+            if expired.is_set() or time.monotonic() >= deadline or isinstance(exc, TimeoutError):
+                raise _Unreachable(f"timed out after {cfg.timeout:g}s") from None
+            if isinstance(exc, ConnectionRefusedError):
+                raise _Unreachable(f"connection refused at {redact_url(cfg.url)}") from None
+            if isinstance(exc, http.client.RemoteDisconnected):
+                raise _Unreachable(f"{redact_url(cfg.url)} closed the connection "
+                                   "without answering") from None
+            if isinstance(exc, http.client.HTTPException):
+                raise _Malformed(f"malformed answer ({type(exc).__name__})") from None
+            raise _Unreachable(self._describe_connection_error(exc)) from None
+        finally:
+            timer.cancel()
+            conn.close()
 
     def _run_query(self, name: str, promql: str, start: datetime, end: datetime) -> list[Series]:
-        import requests
-        from prometheus_api_client.exceptions import PrometheusApiClientException
+        status, body = self._get("/api/v1/query_range", {
+            "query": promql, "start": f"{start.timestamp():.3f}",
+            "end": f"{end.timestamp():.3f}", "step": f"{self.config.step_seconds:g}"})
+        if status == 401:
+            raise RuntimeError("HTTP 401 unauthorized: check the bearer token or basic auth")
+        if status == 403:
+            raise RuntimeError("HTTP 403 forbidden")
+        if status != 200:
+            raise RuntimeError(f"HTTP {status} {_prom_error(body[:4096])}".strip())
+        return _parse_matrix(body, name)
 
-        client = self._connect()
-        step = f"{self.config.step_seconds:g}"
-        try:
-            result = client.custom_query_range(promql, start_time=start, end_time=end, step=step)
-        except PrometheusApiClientException as exc:
-            raise RuntimeError(self._describe_http_error(str(exc))) from None
-        except requests.exceptions.Timeout:
-            raise _Unreachable(f"timed out after {self.config.timeout:g}s") from None
-        except requests.exceptions.ConnectionError as exc:
-            raise _Unreachable(self._describe_connection_error(exc)) from None
-        except requests.exceptions.RequestException as exc:
-            raise _Unreachable(type(exc).__name__) from None
-        out: list[Series] = []
-        for item in result or []:
-            points = []
-            for ts, raw in item.get("values", []):
-                value = float(raw)
-                if math.isfinite(value):  # NaN/Inf do not survive JSON and mean nothing here
-                    points.append((float(ts), value))
-            out.append(Series(metric=name, labels=dict(item.get("metric", {})), points=points))
-        return out
-
-    @staticmethod
-    def _describe_http_error(message: str) -> str:
-        m = re.match(r"HTTP Status Code (\d+) \((b?['\"].*['\"])\)$", message, re.S)
-        if not m:
-            return message.splitlines()[0][:200]
-        code = int(m.group(1))
-        body = m.group(2)
-        try:
-            import ast
-
-            content = ast.literal_eval(body)
-        except (ValueError, SyntaxError):
-            content = body
-        if code == 401:
-            return "HTTP 401 unauthorized: check the bearer token or basic auth"
-        if code == 403:
-            return "HTTP 403 forbidden"
-        return f"HTTP {code} {_prom_error(content)}"
-
-    def _describe_connection_error(self, exc: Exception) -> str:
+    def _describe_connection_error(self, exc: BaseException) -> str:
         text = str(exc)
         if "Connection refused" in text:
             return f"connection refused at {redact_url(self.config.url)}"
@@ -315,6 +393,7 @@ class PrometheusCollector:
         start = datetime.fromtimestamp(now - self.config.range_seconds, tz=UTC)
         series: list[Series] = []
         unreachable: str | None = None
+        failed: str | None = None  # the first query error (HTTP, malformed answer)
         for name, promql in self._queries.items():
             t0 = time.perf_counter()
             if unreachable is not None:
@@ -332,6 +411,7 @@ class PrometheusCollector:
                 got = None
             except RuntimeError as exc:
                 err = str(exc)
+                failed = failed or err
                 got = None
             latency = (time.perf_counter() - t0) * 1000.0
             if got is None:
@@ -355,8 +435,9 @@ class PrometheusCollector:
                 snap.status.append(
                     SourceStatus(name=f"prometheus:{name}", ok=True, latency_ms=latency, at=now)
                 )
-        if unreachable is not None and not series:
-            return self._stale(snap, f"prometheus: {unreachable}")
+        if not series and (unreachable or failed):
+            # Nothing usable came back: the last good data stays, marked stale.
+            return self._stale(snap, f"prometheus: {unreachable or failed}")
         snap.utilization = series
         snap.teams = self._teams(series)
         snap.warnings = self._findings(series)
@@ -420,11 +501,7 @@ class PrometheusCollector:
         return f"{secs / 3600:g}h" if secs >= 3600 else f"{secs:g}s"
 
     def close(self) -> None:
-        if self._client is not None:
-            session = getattr(self._client, "_session", None)
-            if session is not None:
-                session.close()
-            self._client = None
+        """Nothing stays open: each query has its own connection."""
 
 
 def from_mapping(options: Mapping[str, Any]) -> PrometheusCollector:

@@ -37,9 +37,12 @@ from __future__ import annotations
 import copy
 import gc
 import itertools
+import math
 import operator
+import os
 import sqlite3
 import time
+import urllib.parse
 from collections import deque
 from collections.abc import Iterable, Iterator
 from operator import attrgetter
@@ -173,6 +176,9 @@ CREATE TABLE IF NOT EXISTS dicts (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 """
 
 
+MAX_DURATION = 100 * 365 * 86400.0  # a retention or an offset into a recording
+
+
 def parse_duration(text: str, *, allow_zero: bool = False) -> float:
     """``72h``, ``30m``, ``2d``, ``90s`` or plain seconds → seconds."""
     units = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -181,6 +187,9 @@ def parse_duration(text: str, *, allow_zero: bool = False) -> float:
         value = float(t[:-1]) * units[t[-1]] if t and t[-1] in units else float(t)
     except ValueError:
         raise ValueError(f"bad duration {text!r}: use e.g. 90s, 30m, 72h, 2d") from None
+    if not math.isfinite(value) or value > MAX_DURATION:
+        raise ValueError(f"bad duration {text!r}: must be finite, at most "
+                         f"{MAX_DURATION / 86400 / 365:g} years")
     if value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"bad duration {text!r}: must be positive")
     return value
@@ -468,22 +477,118 @@ def apply_delta(prev: Snapshot, delta: Delta) -> Snapshot:
     return state.snapshot()
 
 
-class _Db:
-    """An open recording file: validated on open, every read error made one line."""
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+# sqlite3 errors, and the UnicodeDecodeError Python raises decoding an error message
+# that quotes a damaged (non-UTF-8) schema.
+_DB_ERRORS = (sqlite3.DatabaseError, UnicodeDecodeError)
 
-    def __init__(self, path: str | Path, *, create: bool) -> None:
+
+def _uri(path: str, **params: str) -> str:
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    return f"file:{urllib.parse.quote(os.path.abspath(path))}?{query}"
+
+
+def _connect(target: str, *, uri: bool) -> sqlite3.Connection:
+    # The TUI reads frames from worker threads, one at a time (never at once).
+    conn = sqlite3.connect(target, isolation_level=None, timeout=10, check_same_thread=False,
+                           uri=uri)
+    # A damaged meta value must not end in a UnicodeDecodeError.
+    conn.text_factory = lambda b: b.decode("utf-8", "replace")
+    return conn
+
+
+class _Db:
+    """An open recording file: validated on open, every read error made one line.
+
+    An existing file is read-only until it is known to be a quotatop recording: its
+    header's ``application_id`` is ours, or (files from before it was set) it has the
+    ``meta`` and ``frames`` tables with ``format = quotatop-recording``. Only then is
+    it opened for writing (``write``) and switched to WAL; another application's
+    SQLite file is never changed, nor left with -wal/-shm files beside it. A new
+    recording (``create`` and no file yet) is made with mode 0600."""
+
+    def __init__(self, path: str | Path, *, create: bool = False, write: bool = False) -> None:
         self.path = str(path)
-        if not create and not Path(self.path).is_file():
+        self.fresh = False
+        p = Path(self.path)
+        if create and not p.exists():
+            self._create(p)
+            return
+        if not p.is_file():
             raise RecordingError(f"{self.path}: no such recording")
         try:
-            # The TUI reads frames from worker threads, one at a time (never at once).
-            self.conn = sqlite3.connect(
-                self.path, isolation_level=None, timeout=10, check_same_thread=False
-            )
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            if create:
+            head = p.open("rb").read(100)
+        except OSError as e:
+            raise RecordingError(f"{self.path}: cannot read ({e.strerror})") from None
+        if create and not head:  # an empty file: nothing in it to lose
+            self.fresh = True
+            self._open(write=True)
+            return
+        self._identify(head)
+        self._open(write=write or create)
+
+    def _create(self, p: Path) -> None:
+        parent = p.parent
+        if not parent.is_dir():
+            raise RecordingError(f"{self.path}: folder {parent} does not exist")
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError as e:
+            raise RecordingError(f"{self.path}: cannot create ({e.strerror})") from None
+        os.close(fd)
+        self.fresh = True
+        self._open(write=True)
+
+    def _identify(self, head: bytes) -> None:
+        if not head.startswith(_SQLITE_MAGIC) or len(head) < 100:
+            raise RecordingError(f"{self.path}: not a quotatop recording (not an SQLite file)")
+        app_id = int.from_bytes(head[68:72], "big")
+        if app_id == APPLICATION_ID:
+            return
+        if app_id != 0:
+            raise RecordingError(
+                f"{self.path}: not a quotatop recording (an SQLite file of another "
+                f"application, id {app_id:#x})")
+        # No id: a recording from before it was set, or anything else. Look at its tables
+        # without changing it: immutable (no lock, no -shm) unless a -wal beside it may
+        # hold what a live writer has not checkpointed yet.
+        live = Path(self.path + "-wal").exists()
+        params = {"mode": "ro"} if live else {"mode": "ro", "immutable": "1"}
+        try:
+            conn = _connect(_uri(self.path, **params), uri=True)
+        except _DB_ERRORS as e:
+            raise RecordingError(f"{self.path}: not a quotatop recording ({e})") from None
+        try:
+            tables = {r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table'")}
+            fmt = (conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+                   if {"meta", "frames"} <= tables else None)
+        except _DB_ERRORS as e:
+            raise RecordingError(f"{self.path}: not a quotatop recording ({e})") from None
+        finally:
+            conn.close()
+        if fmt is None or fmt[0] != FORMAT_NAME:
+            raise RecordingError(
+                f"{self.path}: not a quotatop recording (an SQLite file without its tables)")
+
+    def _open(self, *, write: bool) -> None:
+        try:
+            if write:
+                self.conn = _connect(self.path, uri=False)
+                if self.fresh:
+                    # Marked as ours before anything else is written, so the main file's
+                    # header says so even while the WAL holds the rest.
+                    self.conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                    self.conn.execute(f"PRAGMA user_version={FORMAT_VERSION}")
+                self.conn.execute("PRAGMA journal_mode=WAL")
                 self.conn.execute("PRAGMA synchronous=NORMAL")
-        except sqlite3.DatabaseError as e:
+            else:
+                # Ours: an ordinary connection, so closing the last one removes the -wal
+                # and -shm files (a read-only one would leave them); nothing is written.
+                self.conn = _connect(self.path, uri=False)
+        except _DB_ERRORS as e:
+            if hasattr(self, "conn"):
+                self.conn.close()
             raise RecordingError(f"{self.path}: not a quotatop recording ({e})") from None
 
     def meta(self) -> dict[str, str]:
@@ -496,7 +601,7 @@ class _Db:
                     f"{self.path}: not a quotatop recording (an SQLite file without its tables)"
                 )
             meta = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError as e:
+        except _DB_ERRORS as e:
             raise RecordingError(f"{self.path}: damaged recording ({e})") from None
         if meta.get("format") != FORMAT_NAME:
             raise RecordingError(f"{self.path}: not a quotatop recording")
@@ -504,6 +609,10 @@ class _Db:
             version = int(meta.get("schema_version", ""))
         except ValueError:
             raise RecordingError(f"{self.path}: recording has no schema version") from None
+        if version < 1:
+            raise RecordingError(
+                f"{self.path}: recording schema v{version} is not one quotatop writes "
+                f"(v1 to v{FORMAT_VERSION})")
         if version > FORMAT_VERSION:
             raise RecordingError(
                 f"{self.path}: recording schema v{version} is newer than this quotatop "
@@ -561,12 +670,10 @@ class Recorder:
     def start(self) -> Recorder:
         from quotatop import __version__
 
-        fresh = not self.path.exists() or self.path.stat().st_size == 0
         db = _Db(self.path, create=True)
         try:
-            if fresh:
+            if db.fresh:
                 db.conn.executescript(_SCHEMA)
-                db.conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
                 rows = {
                     "format": FORMAT_NAME,
                     "schema_version": str(FORMAT_VERSION),
@@ -586,7 +693,7 @@ class Recorder:
                     raise RecordingError(
                         f"{self.path}: cannot append to a v{meta['schema_version']} recording"
                     )
-        except sqlite3.DatabaseError as e:
+        except _DB_ERRORS as e:
             db.close()
             raise RecordingError(f"{self.path}: cannot record here ({e})") from None
         except RecordingError:
@@ -837,14 +944,14 @@ class Recording:
     """A recording opened for reading: frame times, and any frame by index."""
 
     def __init__(self, path: str | Path) -> None:
-        self._db = _Db(path, create=False)
+        self._db = _Db(path)
         try:
             self.meta = self._db.meta()
             rows = self._db.conn.execute(
                 "SELECT seq, t, key_seq FROM frames ORDER BY seq"
             ).fetchall()
             self._has_ref = _has_ref(self._db.conn)
-        except sqlite3.DatabaseError as e:
+        except _DB_ERRORS as e:
             self._db.close()
             raise RecordingError(f"{path}: damaged recording ({e})") from None
         except RecordingError:
@@ -968,7 +1075,7 @@ def open_recording(path: str | Path) -> Recording:
 
 def purge_file(path: str | Path, retention: float) -> int:
     """Apply a retention window to a recording file relative to its newest frame."""
-    db = _Db(path, create=False)
+    db = _Db(path, write=True)
     try:
         db.meta()
         last = db.conn.execute("SELECT MAX(t) FROM frames").fetchone()[0]

@@ -10,6 +10,7 @@ speed in recording time; paused, ``collect()`` returns the current frame.
 from __future__ import annotations
 
 import bisect
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +28,7 @@ class ReplaySource(TimelineBase):
     def __init__(self, path: str | Path | Recording, *, speed: float = 1.0,
                  paused: bool = False, clock: Callable[[], float] = time.monotonic,
                  incidents_max_frames: int = 2000) -> None:
+        _check_speed(speed)  # a bad speed fails before the file is opened
         self.recording = path if isinstance(path, Recording) else Recording(path)
         if len(self.recording) == 0:
             self.recording.close()
@@ -120,5 +122,19 @@ class ReplaySource(TimelineBase):
             self._paused = True  # the end of the tape
 
 
+def _check_speed(speed: float) -> float:
+    """``speed`` itself when replay plays at it; ValueError naming the range otherwise."""
+    if isinstance(speed, bool) or not MIN_SPEED <= float(speed) <= MAX_SPEED:
+        raise ValueError(f"replay speed must be from ×{MIN_SPEED:g} to ×{MAX_SPEED:g}, "
+                         f"not {speed!r}")
+    return float(speed)
+
+
 def _clamp(speed: float) -> float:
-    return min(max(float(speed), MIN_SPEED), MAX_SPEED)
+    """A positive finite speed brought into range (a speed key pressed past the end
+    stays at the end); NaN, infinite, zero or negative is a ValueError: such a speed
+    would move the playhead nowhere, back, or to NaN."""
+    value = float(speed)
+    if isinstance(speed, bool) or not (math.isfinite(value) and value > 0):
+        raise ValueError(f"replay speed must be a positive number, not {speed!r}")
+    return min(max(value, MIN_SPEED), MAX_SPEED)

@@ -10,6 +10,7 @@ stale snapshot.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -81,12 +82,18 @@ def open_source(name: str, options: SourceOptions | None = None) -> Collector:
 
 
 def _check_numbers(opts: SourceOptions) -> None:
-    for field in ("timeout", "refresh", "slurm_slow_every", "replay_speed"):
+    from quotatop.flags import MAX_SECONDS
+
+    for field in ("timeout", "refresh", "slurm_slow_every"):
         value = getattr(opts, field)
-        if not value > 0:
-            raise UserError(f"option {field} must be a positive number of seconds, not {value!r}")
-    if opts.kueue_visibility_interval < 0:
-        raise UserError("option kueue_visibility_interval cannot be negative")
+        if not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
+            raise UserError(f"option {field} must be a positive number of seconds "
+                            f"(at most {MAX_SECONDS:g}), not {value!r}")
+    if not 1.0 <= opts.replay_speed <= 1000.0:
+        raise UserError(f"option replay_speed must be from 1 to 1000, not {opts.replay_speed!r}")
+    if not 0 <= opts.kueue_visibility_interval <= MAX_SECONDS:
+        raise UserError(f"option kueue_visibility_interval cannot be negative, NaN or above "
+                        f"{MAX_SECONDS:g} seconds, not {opts.kueue_visibility_interval!r}")
 
 
 def _existing_file(path: str | None, what: str) -> str | None:
@@ -94,16 +101,22 @@ def _existing_file(path: str | None, what: str) -> str | None:
         return None
     p = Path(path).expanduser()
     if not p.is_file():
-        raise UserError(f"{what} {path}: no such file")
+        why = "not a regular file" if p.exists() else "no such file"
+        raise UserError(f"{what} {path}: {why}")
     return str(p)
 
 
 def _demo(opts: SourceOptions) -> Collector:
+    from collectors.scenario_playback import ScenarioError
     from collectors.scenario_source import ScenarioSource
     from quotatop.scenario import load_scenario
 
     path = opts.scenario or str(DEFAULT_SCENARIO)
-    return ScenarioSource(load_scenario(path))  # load_scenario raises UserError itself
+    scenario = load_scenario(path)  # raises UserError itself
+    try:
+        return ScenarioSource(scenario)
+    except ScenarioError as exc:  # the core refused it: as `simulate` says it (run_v2)
+        raise UserError(f"{path}: {exc}") from None
 
 
 def _slurm(opts: SourceOptions) -> Collector:
@@ -122,11 +135,18 @@ def _slurm(opts: SourceOptions) -> Collector:
 
 
 def _k8s(opts: SourceOptions) -> Collector:
+    from collectors.k8s.kubeconfig import KubeconfigError, check_kubeconfig
     from collectors.kubernetes_source import KubernetesCollector, KubernetesConfig
 
+    kubeconfig = _existing_file(opts.kubeconfig, "kubeconfig")
+    if kubeconfig is not None and not opts.in_cluster:
+        try:  # a malformed file is bad input: one line now, not a banner later
+            check_kubeconfig(kubeconfig, opts.context)
+        except KubeconfigError as exc:
+            raise UserError(str(exc)) from None
     return KubernetesCollector(
         KubernetesConfig(
-            kubeconfig=_existing_file(opts.kubeconfig, "kubeconfig"),
+            kubeconfig=kubeconfig,
             context=opts.context,
             in_cluster=opts.in_cluster,
             team_label=opts.team_label,

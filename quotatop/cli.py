@@ -11,6 +11,7 @@ from pathlib import Path
 from collectors.sources import DEFAULT_SCENARIO, DEMO_DATA
 from quotatop.commands import COMMANDS
 from quotatop.errors import UserError
+from quotatop.flags import OneLineParser, seconds
 
 
 def demo_path(name: str) -> Path:
@@ -25,13 +26,13 @@ def _cmd_tui(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="quotatop", description=__doc__)
+    p = OneLineParser(prog="quotatop", description=__doc__)
     p.add_argument("--scenario",
                    help=f"scenario TOML to play (default: {DEFAULT_SCENARIO.name})")
     p.add_argument("--source", nargs="+", metavar="KIND",
                    help="demo | slurm | k8s | prometheus | replay FILE "
                         "(default: source in the config, else demo)")
-    p.add_argument("--refresh", type=float, default=None,
+    p.add_argument("--refresh", type=seconds(), default=None,
                    help="seconds between refreshes (default: refresh in the config, 2)")
     p.add_argument("--config", help="config TOML (default $XDG_CONFIG_HOME/quotatop/config.toml)")
     p.add_argument("--record-dir", default=None,

@@ -8,6 +8,7 @@ policy settings and a timeline of jobs with submit time and duration)."""
 
 from __future__ import annotations
 
+import math
 import tomllib
 from pathlib import Path
 from typing import Literal
@@ -15,6 +16,7 @@ from typing import Literal
 import msgspec
 
 from quotatop.errors import UserError
+from quotatop.files import read_small_file
 
 Policy = Literal["fifo", "multifactor"]
 
@@ -132,7 +134,7 @@ def _where(path: str) -> str:
 def load_scenario(path: str | Path) -> Scenario | ScenarioV2:
     p = Path(path)
     try:
-        text = p.read_bytes()
+        text = read_small_file(p, "scenario file")
     except FileNotFoundError:
         raise UserError(f"{p}: no such scenario file") from None
     except OSError as e:
@@ -143,6 +145,7 @@ def load_scenario(path: str | Path) -> Scenario | ScenarioV2:
         raise UserError(f"{p}: not TOML: the file is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"{p}: not TOML: {e}") from None
+    _check_finite(p, raw, "")
     info = raw.get("scenario") if isinstance(raw, dict) else None
     v2 = isinstance(info, dict) and info.get("policy") == "multifactor"
     try:
@@ -156,6 +159,27 @@ def load_scenario(path: str | Path) -> Scenario | ScenarioV2:
         return scenario
     _check_references(p, scenario)
     return scenario
+
+
+# A scenario builds every node and every job copy it names: bounded, so a typo'd
+# ``count = 1000000000000`` is one line, not memory exhausted.
+MAX_NODES = 100_000
+MAX_JOBS = 1_000_000
+MAX_NUMBER = 1e15  # seconds, amounts, weights: far beyond any cluster, far below overflow
+
+
+def _check_finite(p: Path, value: object, where: str) -> None:
+    """TOML has ``inf`` and ``nan``; no time, amount or weight of a scenario means either."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_finite(p, v, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_finite(p, v, f"{where}[{i}]")
+    elif (isinstance(value, float | int) and not isinstance(value, bool)
+          and not (math.isfinite(value) and abs(value) <= MAX_NUMBER)):
+        raise UserError(f"{p}: at {where or 'top level'}: {value!r} is out of range "
+                            f"(a finite number up to {MAX_NUMBER:g})")
 
 
 def _check_v2(p: Path, s: ScenarioV2) -> None:
@@ -172,6 +196,14 @@ def _check_v2(p: Path, s: ScenarioV2) -> None:
     teams = unique("teams", [t.name for t in s.teams])
     qos = unique("qos", [q.name for q in s.qos]) | {"normal"}
     unique("nodes", [n.name for n in s.nodes])
+    total = 0
+    for i, n in enumerate(s.nodes):
+        if not 1 <= n.count <= MAX_NODES:
+            raise UserError(f"{p}: at nodes[{i}].count: must be from 1 to {MAX_NODES}, "
+                            f"not {n.count}")
+        total += n.count
+        if total > MAX_NODES:
+            raise UserError(f"{p}: at nodes[{i}].count: more than {MAX_NODES} nodes in all")
     if not s.nodes:
         raise UserError(f"{p}: at nodes: a multifactor scenario needs at least one node")
     for i, t in enumerate(s.teams):
@@ -192,12 +224,36 @@ def _check_v2(p: Path, s: ScenarioV2) -> None:
                 raise UserError(f"{p}: at jobs[{i}].{field}: cannot be negative")
         if j.count < 1 or j.nodes < 1:
             raise UserError(f"{p}: at jobs[{i}]: count and nodes must be at least 1")
+        if j.count > MAX_JOBS:
+            raise UserError(f"{p}: at jobs[{i}].count: must be from 1 to {MAX_JOBS}, "
+                            f"not {j.count}")
+        if j.nodes > MAX_NODES:
+            raise UserError(f"{p}: at jobs[{i}].nodes: must be from 1 to {MAX_NODES}, "
+                            f"not {j.nodes}")
+    _check_job_ids(p, s.jobs)
     try:
         msgspec.convert(s.settings, Policy)
     except msgspec.ValidationError as e:
         msg, _, place = str(e).partition(" - at `")
         where = "settings" + place.rstrip("`").removeprefix("$") if place else "settings"
         raise UserError(f"{p}: at {where}: {msg}") from None
+
+
+def _check_job_ids(p: Path, jobs: list[JobV2]) -> None:
+    """Every job copy's id (as quotatop.simulate.v2_inputs names them) once: the core
+    refuses a repeated id, and every command should say so the same way, up front."""
+    total = sum(j.count for j in jobs)
+    if total > MAX_JOBS:
+        raise UserError(f"{p}: at jobs: {total} job copies in all, more than {MAX_JOBS}")
+    first: dict[str, int] = {}
+    for i, j in enumerate(jobs):
+        base = j.id or str(i + 1)
+        ids = [base] if j.count == 1 else [f"{base}-{k + 1}" for k in range(j.count)]
+        for job_id in ids:
+            seen = first.setdefault(job_id, i)
+            if seen != i:
+                raise UserError(f"{p}: at jobs[{i}].id: job id {job_id!r} is used twice "
+                                f"(also by jobs[{seen}])")
 
 
 def _check_references(p: Path, s: Scenario) -> None:

@@ -25,6 +25,7 @@ from collectors.gc_pause import gc_paused
 from collectors.model import Node, Snapshot, Team
 from collectors.traces.model import Trace, TraceError
 from quotatop.errors import UserError
+from quotatop.flags import MAX_FRAMES, MAX_GPUS, MAX_NODES, MAX_PER_NODE, number, seconds
 
 POLICIES = ("fifo", "easy", "conservative", "multifactor", "recorded")
 BSLD_TAU = 10.0  # seconds: bounded slowdown ignores shorter run times
@@ -56,7 +57,7 @@ def _swf_max_nodes(path: str) -> int | None:
                 if sep and key.strip().lower() == "maxnodes":
                     try:
                         n = int(float(value.split()[0]))
-                    except (ValueError, IndexError):
+                    except (ValueError, IndexError, OverflowError):
                         return None
                     return n if n > 0 else None
     except OSError:
@@ -67,19 +68,29 @@ def _swf_max_nodes(path: str) -> int | None:
 def cluster_shape(trace: Trace, *, nodes: int | None = None,
                   per_node: float | None = None) -> tuple[int, float]:
     """(node count, amount of the trace's resource per node)."""
+    n, per = _shape(trace, nodes, per_node)
+    if not 1 <= n <= MAX_NODES:  # each node is built: 10^12 of them would exhaust memory
+        raise UserError(f"{trace.path}: the cluster would have {n:g} nodes, more than "
+                        f"{MAX_NODES}; pass --nodes and --gpus-per-node")
+    return int(n), per
+
+
+def _shape(trace: Trace, nodes: int | None, per_node: float | None) -> tuple[float, float]:
     (cap,) = trace.capacity.values()
     if nodes is not None and per_node is not None:
         return nodes, per_node
     if per_node is not None:
-        return max(1, math.ceil(cap / per_node)), per_node
+        q = cap / per_node  # may be huge (or inf): checked before ceil
+        return (max(1, math.ceil(q)) if q <= MAX_NODES else q), per_node
     if nodes is not None:
         return nodes, cap / nodes
     if trace.format == "swf":
         n = _swf_max_nodes(trace.path)
-        if n and "maxprocs" in trace.capacity_from and cap % n == 0:
+        if n and n <= MAX_NODES and "maxprocs" in trace.capacity_from and cap % n == 0:
             return n, cap / n
         return 1, cap  # processors as one pool, as SWF simulators usually model them
-    return max(1, math.ceil(cap / CSV_GPUS_PER_NODE)), min(cap, CSV_GPUS_PER_NODE)
+    q = cap / CSV_GPUS_PER_NODE
+    return (max(1, math.ceil(q)) if q <= MAX_NODES else q), min(cap, CSV_GPUS_PER_NODE)
 
 
 def core_inputs(trace: Trace, nodes: int, per_node: float) -> tuple[Snapshot, list]:  # type: ignore[type-arg]
@@ -101,7 +112,9 @@ def core_inputs(trace: Trace, nodes: int, per_node: float) -> tuple[Snapshot, li
             team=j.team, user=j.user,
             # A traced job ran its recorded time; a limit below it would kill it early.
             time_limit=None if limit is None else max(limit, j.duration),
-            nodes_requested=max(1, math.ceil(need / per_node - 1e-9))))
+            # Capped one above the cluster: such a job is rejected all the same.
+            nodes_requested=max(1, min(nodes + 1, math.ceil(min(need / per_node - 1e-9,
+                                                                 nodes + 1))))))
     return cluster, jobs
 
 
@@ -274,14 +287,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["swf", "csv"],
                    help="FILE is a workload trace (SWF or GPU-cluster CSV), not a scenario")
     p.add_argument("--policy", default="fifo", help=f"for traces: {', '.join(POLICIES)}")
-    p.add_argument("--gpus", type=float, help="for CSV traces: the cluster's GPU count")
-    p.add_argument("--resolution", type=float, default=1.0,
+    p.add_argument("--gpus", type=number(0, MAX_GPUS, lo_open=True),
+                   help="for CSV traces: the cluster's GPU count")
+    p.add_argument("--resolution", type=seconds(), default=1.0,
                    help="for traces: seconds scheduling passes snap to (default 1)")
-    p.add_argument("--nodes", type=int, help="for traces: the cluster's node count")
-    p.add_argument("--gpus-per-node", type=float,
+    p.add_argument("--nodes", type=number(1, MAX_NODES, integer=True),
+                   help="for traces: the cluster's node count")
+    p.add_argument("--gpus-per-node", type=number(0, MAX_PER_NODE, lo_open=True),
                    help="for traces: GPUs (SWF: processors) per node")
     p.add_argument("--team-by", choices=["group", "user"], default="group",
                    help="for SWF: which id names the team")
     p.add_argument("--record", metavar="FILE", help="for traces: write a recording")
-    p.add_argument("--frames", type=int, default=500, help="frames in --record")
+    p.add_argument("--frames", type=number(1, MAX_FRAMES, integer=True), default=500,
+                   help="frames in --record")
     p.add_argument("--json", action="store_true", help="for traces: metrics as one JSON line")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -24,18 +25,29 @@ def parse_quantity(value: Any) -> float:
     if isinstance(value, bool):
         raise ValueError(f"not a quantity: {value!r}")
     if isinstance(value, int | float):
-        return float(value)
-    text = str(value).strip()
-    m = _QUANTITY.match(text)
-    if not m:
-        raise ValueError(f"not a quantity: {value!r}")
-    number, suffix, exponent = m.groups()
-    base = float(number)
-    if exponent is not None:
-        return base * 10.0 ** int(exponent)
-    if suffix in _BINARY:
-        return base * _BINARY[suffix]
-    return base * _DECIMAL[suffix or ""]
+        try:
+            out = float(value)
+        except OverflowError:  # an int beyond a float
+            raise ValueError(f"quantity out of range: {value!r}") from None
+    else:
+        text = str(value).strip()
+        m = _QUANTITY.match(text)
+        if not m:
+            raise ValueError(f"not a quantity: {value!r}")
+        number, suffix, exponent = m.groups()
+        base = float(number)
+        try:
+            if exponent is not None:
+                out = base * 10.0 ** int(exponent)
+            elif suffix in _BINARY:
+                out = base * _BINARY[suffix]
+            else:
+                out = base * _DECIMAL[suffix or ""]
+        except OverflowError:  # "1e309": 10.0 ** 309 overflows
+            raise ValueError(f"quantity out of range: {value!r}") from None
+    if not math.isfinite(out):
+        raise ValueError(f"quantity out of range: {value!r}")
+    return out
 
 
 def resource_key(name: str) -> str:

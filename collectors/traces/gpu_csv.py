@@ -23,7 +23,7 @@ import datetime as dt
 from pathlib import Path
 
 from collectors.gc_pause import gc_paused
-from collectors.traces.model import Trace, TraceError, TraceJob
+from collectors.traces.model import MAX_REQUEST, MAX_TIME, Trace, TraceError, TraceJob, in_range
 
 COLUMNS = {
     "id": ("job_id", "jobid", "id"),
@@ -39,14 +39,15 @@ REQUIRED = ("id", "team", "gpus", "submit")
 MAX_WARNINGS = 5
 
 
-def _time(text: str) -> float | None:
+def _time(text: str, field: str) -> float | None:
     s = text.strip()
     if not s or s.lower() in ("none", "nan", "null", "-1"):
         return None
     try:
-        return float(s)
-    except ValueError:
-        pass
+        return in_range(f"{field} time", float(s), -MAX_TIME, MAX_TIME)
+    except ValueError as e:
+        if "out of range" in str(e):
+            raise
     when = dt.datetime.fromisoformat(s)  # ValueError: caller reports the line
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
@@ -82,7 +83,7 @@ def load_gpu_csv(path: str | Path, *, gpus: float | None = None,
             if not any(c.strip() for c in row):
                 continue
             try:
-                job = _row(row, col)
+                job = _row(row, col, head)
             except (ValueError, IndexError) as e:
                 if strict:
                     raise TraceError(f"{p}:{lineno}: {e}") from None
@@ -101,17 +102,18 @@ def load_gpu_csv(path: str | Path, *, gpus: float | None = None,
                  capacity_from=source, skipped=skipped, warnings=warnings)
 
 
-def _row(row: list[str], col: dict[str, int]) -> TraceJob:
+def _row(row: list[str], col: dict[str, int], head: list[str]) -> TraceJob:
     def get(name: str) -> str:
         return row[col[name]].strip() if name in col and col[name] < len(row) else ""
 
     g = float(get("gpus"))
     if g < 0:
         raise ValueError(f"negative GPUs {g:g}")
-    submit = _time(get("submit"))
+    in_range(f"{head[col['gpus']]}", g, 0, MAX_REQUEST)
+    submit = _time(get("submit"), "submit")
     if submit is None:
         raise ValueError("no submit time")
-    start, end = _time(get("start")), _time(get("end"))
+    start, end = _time(get("start"), "start"), _time(get("end"), "end")
     if start is not None and end is not None:
         duration = end - start
     elif get("duration"):
@@ -120,6 +122,7 @@ def _row(row: list[str], col: dict[str, int]) -> TraceJob:
         raise ValueError("no run time (start and end, or duration)")
     if duration < 0:
         raise ValueError("ends before it starts")
+    in_range("run time", duration, 0, MAX_TIME)
     return TraceJob(id=get("id"), team=get("team") or "unknown", request={"gpu": g},
                     submit_time=submit,
                     duration=duration, recorded_start=start, status=get("status").lower())

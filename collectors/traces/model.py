@@ -6,13 +6,28 @@ the snapshot model's Job where a view or recording needs one."""
 
 from __future__ import annotations
 
+import math
+
 from msgspec import Struct
 
 from collectors.model import Job, Resources
 
+# What a trace's numbers may be: a job's time (seconds, from the trace's start or
+# since the epoch) and its request of the traced resource; a cluster's node count.
+MAX_TIME = 1e10  # seconds: beyond year 2286 as an epoch time
+MAX_REQUEST = 1e7  # processors or GPUs of one job, or of the traced cluster
+MAX_NODES = 100_000
+
 
 class TraceError(Exception):
     """The trace cannot be read; the message is one line naming file and line."""
+
+
+def in_range(field: str, value: float, lo: float, hi: float) -> float:
+    """``value`` when finite and within [lo, hi]; ValueError naming ``field`` otherwise."""
+    if not (math.isfinite(value) and lo <= value <= hi):
+        raise ValueError(f"{field} {value:g} is out of range ({lo:g} to {hi:g})")
+    return value
 
 
 class TraceJob(Struct, kw_only=True, gc=False):

@@ -17,7 +17,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from collectors.gc_pause import gc_paused
-from collectors.traces.model import Trace, TraceError, TraceJob
+from collectors.traces.model import (
+    MAX_NODES,
+    MAX_REQUEST,
+    MAX_TIME,
+    Trace,
+    TraceError,
+    TraceJob,
+    in_range,
+)
 
 MAX_WARNINGS = 5
 STATUS = {"0": "failed", "1": "completed", "5": "cancelled"}
@@ -32,6 +40,7 @@ def load_swf(path: str | Path, *, team_by: str = "group", resource: str = "cpu",
     except OSError as e:
         raise TraceError(f"{p}: cannot read ({e.strerror})") from None
     header: dict[str, str] = {}
+    lines: dict[str, int] = {}  # header key -> its line number
     jobs: list[TraceJob] = []
     skipped, warnings = 0, []
 
@@ -52,6 +61,7 @@ def load_swf(path: str | Path, *, team_by: str = "group", resource: str = "cpu",
                 key, sep, value = s[1:].partition(":")
                 if sep:
                     header[key.strip().lower()] = value.strip()
+                    lines[key.strip().lower()] = lineno
                 continue
             fields = s.split()
             if len(fields) != 18:
@@ -62,6 +72,19 @@ def load_swf(path: str | Path, *, team_by: str = "group", resource: str = "cpu",
                 alloc, req, req_time = float(fields[4]), float(fields[7]), float(fields[8])
             except ValueError:
                 bad(lineno, "a field the importer reads is not a number")
+                continue
+            try:
+                for name, value, hi in (
+                        ("submit time (field 2)", submit, MAX_TIME),
+                        ("wait time (field 3)", wait, MAX_TIME),
+                        ("run time (field 4)", run, MAX_TIME),
+                        ("allocated processors (field 5)", alloc, MAX_REQUEST),
+                        ("requested processors (field 8)", req, MAX_REQUEST),
+                        ("requested time (field 9)", req_time, MAX_TIME)):
+                    if value != -1:
+                        in_range(name, value, 0, hi)
+            except ValueError as e:
+                bad(lineno, str(e))
                 continue
             procs = req if req > 0 else alloc
             if run < 0 or procs <= 0 or submit < 0:
@@ -78,17 +101,36 @@ def load_swf(path: str | Path, *, team_by: str = "group", resource: str = "cpu",
     if not jobs:
         raise TraceError(f"{p}: no usable SWF job lines"
                          + (f" ({warnings[0]})" if warnings else ""))
-    capacity, source = _capacity(header, jobs, resource)
+    capacity, source = _capacity(header, jobs, resource, lines, p)
     return Trace(path=str(p), format="swf", jobs=jobs, capacity={resource: capacity},
                  capacity_from=source, skipped=skipped, warnings=warnings)
 
 
-def _capacity(header: dict[str, str], jobs: list[TraceJob], resource: str) -> tuple[float, str]:
-    for key in ("maxprocs", "maxnodes"):
-        try:
-            value = float(header[key].split()[0])
-        except (KeyError, ValueError, IndexError):
-            continue
-        if value > 0:
+HEADER_LIMITS = {"maxprocs": ("MaxProcs", MAX_REQUEST), "maxnodes": ("MaxNodes", MAX_NODES)}
+
+
+def header_number(header: dict[str, str], key: str, lines: dict[str, int],
+                  p: Path) -> float | None:
+    """A MaxProcs/MaxNodes header as a number in its range; None when absent or not a
+    number (as before: such a header is ignored); TraceError naming the file, line
+    and field when it is a number out of range (a 10^12-node cluster would be built)."""
+    try:
+        value = float(header[key].split()[0])
+    except (KeyError, ValueError, IndexError):
+        return None
+    name, hi = HEADER_LIMITS[key]
+    if value <= 0:  # SWF's -1, "unknown"
+        return None
+    try:
+        return in_range(f"header {name}", value, 1, hi)
+    except ValueError as e:
+        raise TraceError(f"{p}:{lines.get(key, 0)}: {e}") from None
+
+
+def _capacity(header: dict[str, str], jobs: list[TraceJob], resource: str,
+              lines: dict[str, int], p: Path) -> tuple[float, str]:
+    found = {key: header_number(header, key, lines, p) for key in ("maxprocs", "maxnodes")}
+    for key, value in found.items():
+        if value is not None:
             return value, f"header {key}"
     return max(j.request[resource] for j in jobs), "largest job (no MaxProcs header)"

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from quotatop.errors import UserError
+from quotatop.flags import number, seconds
 
 ROW_VERSION = 1
 
@@ -184,8 +185,6 @@ def _snapshot(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not (isinstance(args.horizon, float) and 0 < args.horizon <= 366 * 86400):
-        raise UserError(f"--horizon must be seconds in (0, 31622400], not {args.horizon!r}")
     snap = _snapshot(args)
     out = predict_snapshot(snap, runtimes=args.runtimes, horizon=args.horizon)
     if args.json:
@@ -212,10 +211,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--runtimes", choices=("estimate", "limit"), default="estimate",
                    help="run jobs for their runtime estimate from history (default) "
                         "or to their time limit")
-    p.add_argument("--horizon", type=float, default=7 * 86400.0,
-                   help="seconds ahead to predict (default 7 days)")
+    p.add_argument("--horizon", type=number(1.0, 366 * 86400.0), default=7 * 86400.0,
+                   help="seconds ahead to predict (default 7 days, at most a year)")
     p.add_argument("--ssh", metavar="HOST", help="run the Slurm commands on HOST via ssh")
-    p.add_argument("--timeout", type=float, help="seconds per command or request (default 10)")
+    p.add_argument("--timeout", type=seconds(),
+                   help="seconds per command or request (default 10)")
     p.add_argument("--kubeconfig", help="kubeconfig for --source k8s")
     p.add_argument("--context", help="kubeconfig context for --source k8s")
     p.add_argument("--prometheus-url", help="Prometheus base URL for --source prometheus")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from quotatop.errors import UserError
+from quotatop.flags import MAX_FRAMES, number, seconds
 
 if TYPE_CHECKING:
     from collectors.base import Collector
@@ -132,7 +133,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--source", required=True, choices=SOURCES)
     p.add_argument("--out", required=True, metavar="FILE", help="recording file (SQLite)")
     p.add_argument("--ssh", metavar="HOST", help="run the Slurm commands on HOST via ssh")
-    p.add_argument("--interval", type=float, default=2.0, help="seconds between snapshots")
+    p.add_argument("--interval", type=seconds(), default=2.0, help="seconds between snapshots")
     p.add_argument("--retention", metavar="AGE", help="drop frames older than AGE (e.g. 72h)")
     p.add_argument("--daemon", action="store_true", help="run in the background")
     p.add_argument("--pidfile", metavar="FILE", help="write the recorder's pid here")
@@ -142,7 +143,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--kubeconfig", help="kubeconfig for --source k8s")
     p.add_argument("--context", help="kubeconfig context for --source k8s")
     p.add_argument("--config", help="config TOML (default: $XDG_CONFIG_HOME/quotatop/...)")
-    p.add_argument("--frames", type=int, help="stop after this many frames")
-    p.add_argument("--keyframe-every", type=int, default=300, help=argparse.SUPPRESS)
+    p.add_argument("--frames", type=number(1, 10 * MAX_FRAMES, integer=True),
+                   help="stop after this many frames")
+    p.add_argument("--keyframe-every", type=number(1, 100_000, integer=True), default=300,
+                   help=argparse.SUPPRESS)
     p.add_argument("--progress", action="store_true", help="print a line per frame written")
     p.set_defaults(func=run)

@@ -7,9 +7,11 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import sys
 
 from quotatop.errors import UserError
+from quotatop.flags import number, seconds
 
 
 def parse_at(text: str, start: float, end: float) -> float:
@@ -25,9 +27,14 @@ def parse_at(text: str, start: float, end: float) -> float:
         except ValueError as e:
             raise UserError(f"--at {text!r}: {e}") from None
     try:
-        return float(s)
+        epoch = float(s)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(epoch):
+            raise UserError(f"--at {text!r}: not a time (use HH:MM, +DURATION, an ISO "
+                            "date-time or epoch seconds)")
+        return epoch
     try:
         tod = dt.time.fromisoformat(s)
     except ValueError:
@@ -52,13 +59,17 @@ def predictions_for(snap) -> tuple[object, str | None]:
     """The core's predictions from this frame, or None and why not."""
     import scheduler_core
 
-    predict = getattr(scheduler_core, "predict", None)
-    if predict is None:
+    if getattr(scheduler_core, "predict", None) is None:
         return None, "this build of the core has no predict()"
     try:
         import msgspec
 
-        return msgspec.to_builtins(predict(snap)), None
+        from quotatop.commands.predict import predict_snapshot
+
+        # The rows of `quotatop predict` (docs/predict.md): every field named.
+        return msgspec.to_builtins(predict_snapshot(snap).jobs), None
+    except UserError as e:
+        return None, f"predict failed: {e}"
     except Exception as e:  # the core's own errors: report, keep the frame
         return None, f"predict failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
 
@@ -117,6 +128,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--json", action="store_true", help="print the frame at --at and exit")
     p.add_argument("--incidents", action="store_true",
                    help="with --json: the incidents open at that frame")
-    p.add_argument("--speed", type=float, default=1.0, help="playback speed ×1…×1000")
-    p.add_argument("--refresh", type=float, default=1.0, help="seconds between TUI refreshes")
+    p.add_argument("--speed", type=number(1.0, 1000.0), default=1.0,
+                   help="playback speed ×1…×1000")
+    p.add_argument("--refresh", type=seconds(), default=1.0, help="seconds between TUI refreshes")
     p.set_defaults(func=run)

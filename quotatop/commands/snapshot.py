@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from quotatop.errors import UserError
+from quotatop.flags import seconds
 
 
 def _summary(snap) -> str:
@@ -41,8 +42,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         collector.close()
     if not snap.jobs and not snap.nodes and not snap.teams and snap.stale:
-        # Nothing at all came back: the source is not reachable from here.
-        raise UserError(f"{args.source} unreachable: {snap.stale_reason}")
+        # Nothing at all came back: the source is not reachable from here, or its
+        # answers are not usable.
+        reason = (snap.stale_reason or "").removeprefix(f"{args.source}: ")
+        raise UserError(f"{args.source}: no data: {reason}")
     if args.json:
         sys.stdout.buffer.write(to_json(snap) + b"\n")
     else:
@@ -56,7 +59,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("snapshot", help="collect one snapshot from a live source")
     p.add_argument("--source", required=True, choices=SOURCES, help="where to collect from")
     p.add_argument("--ssh", metavar="HOST", help="run the Slurm commands on HOST via ssh")
-    p.add_argument("--timeout", type=float, help="seconds per command or request (default 10)")
+    p.add_argument("--timeout", type=seconds(3600.0),
+                   help="seconds per command or request (default 10)")
     p.add_argument("--kubeconfig", help="kubeconfig for --source k8s")
     p.add_argument("--context", help="kubeconfig context for --source k8s")
     p.add_argument("--prometheus-url", help="Prometheus base URL for --source prometheus")
