@@ -17,7 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[1] / "tests")]
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the harness lives with the tests
 
 from harness.fidelity import quotatop_scores, run_workload, slurm_scores  # noqa: E402
 from harness.slurm_cluster import SlurmCluster  # noqa: E402

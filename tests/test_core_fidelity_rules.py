@@ -330,3 +330,37 @@ def test_an_arriving_job_over_a_submit_limit_is_rejected_in_simulate() -> None:
     assert list(rejects) == ["b2"]
     assert rejects["b2"] == ("rejected: user bob has 1 jobs queued or running, "
                              "QoS normal's MaxSubmitJobsPerUser is 1")
+
+
+# ---------------------------------------------------------------- 8. fair share over the horizon
+
+def test_fair_tree_is_ranked_again_as_running_jobs_add_usage() -> None:
+    """One account, users u (usage 10) and v (usage 12): u ranks first (factor 1, v 0.5),
+    and the source's priorities say so (u's job 1500, v's 1000 with fairshare weight
+    1000). u runs a 64-CPU job on n0 for the whole horizon; n1 is busy until +100, so
+    both pending jobs wait. By the recalculation at +60, u has added 64 × 60 = 3840
+    of usage: v ranks first and its job (now 1500) starts at +100 before u's (1000).
+    Without the recalculation (fairshare_period 0) u's job goes first."""
+    from collectors.model import ShareNode
+
+    jobs = [Job(id="ru", user="u", team="a", state="running", nodes=["n0"],
+                request={"cpu": 64.0, "gpu": 8.0}, start_time=NOW - 10, time_limit=10_000),
+            running("rv", 8, "n1", ends=100, user="v", team="a"),
+            pending("pu", 8, user="u", team="a", priority=1500.0),
+            pending("pv", 8, user="v", team="a", priority=1000.0)]
+    shares = [ShareNode(account="a", raw_shares=1, raw_usage=22),
+              ShareNode(account="a", user="u", raw_usage=10),
+              ShareNode(account="a", user="v", raw_usage=12)]
+    snap = Snapshot(taken_at=NOW, nodes=nodes(), jobs=jobs, teams=[Team(name="a")],
+                    shares=shares)
+    weights = PriorityWeights(age=0, fairshare=1000, qos=0, job_size=0, partition=0)
+
+    def starts(period: float) -> dict[str, float | None]:
+        pol = Policy(weights=weights, priority="source", fairshare="fair_tree",
+                     fairshare_period=period, passes="events", bf_resolution=1.0)
+        return {p.job_id: p.start for p in scheduler_core.predict(snap, pol, 86400)}
+
+    assert starts(0.0)["pu"] == NOW + 100
+    ranked_again = starts(60.0)
+    assert ranked_again["pv"] == NOW + 100
+    assert ranked_again["pu"] != NOW + 100

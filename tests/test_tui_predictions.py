@@ -66,3 +66,23 @@ def test_a_replaced_predict_is_called_as_it_is(monkeypatch: pytest.MonkeyPatch) 
     job = next(j for j in snapshot().jobs if j.id == "2003")
     assert preds.start(job) is None and preds.by_id["2002"].nodes == ("gpu04",)
     assert Predictions().start(job) == job.estimated_start
+
+
+def test_job_detail_shows_the_estimate_beside_the_limit_and_which_was_used() -> None:
+    from collectors.model import Job
+    from scheduler_core.types import Factors
+    from scheduler_core.types import Prediction as CorePrediction
+    from tui.modals import detail_text
+    from tui.predictions import parse_entry
+
+    row = CorePrediction("7", "planned", 1090.0, 1135.0, ["n1"], "waits for 8 free GPUs",
+                         [], 1.0, Factors(0, 0, 0, 0, 0), "nodes", 45.0,
+                         "estimate: mean of u's last 2 runs")
+    pred = parse_entry(row)
+    assert (pred.runtime, pred.runtime_basis) == (45.0, "estimate: mean of u's last 2 runs")
+    job = Job(id="7", user="u", team="t", time_limit=300.0, submit_time=1000.0,
+              runtime_estimate=45.0, runtime_basis="mean of u's last 2 runs")
+    text = detail_text(job, pred, "gpu", 1000.0).plain
+    assert "time limit      5m" in text
+    assert "run estimate    45s  (mean of u's last 2 runs)" in text
+    assert "run time        45s used: estimate: mean of u's last 2 runs" in text

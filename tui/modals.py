@@ -61,6 +61,11 @@ def detail_text(job: Job, pred: Prediction, unit: str, now: float) -> Text:
     row("nodes", f"{job.nodes_requested} requested" + (f": {', '.join(job.nodes)}"
                                                       if job.nodes else ""))
     row("time limit", duration(job.time_limit))
+    if job.runtime_estimate is not None:
+        # The estimate from history beside the limit-based bound; which one the
+        # prediction ran with is said on the "run time" row below.
+        row("run estimate", duration(job.runtime_estimate)
+            + (f"  ({job.runtime_basis})" if job.runtime_basis else ""))
     row("submitted", duration(now - job.submit_time) + " ago" if job.submit_time else DASH)
     if job.start_time:
         row("started", duration(now - job.start_time) + " ago")
@@ -70,6 +75,8 @@ def detail_text(job: Job, pred: Prediction, unit: str, now: float) -> Text:
         row("predicted nodes", ", ".join(pred.nodes) or DASH)
         if pred.binding:
             row("binding", pred.binding)
+        if pred.runtime_basis:
+            row("run time", f"{duration(pred.runtime)} used: {pred.runtime_basis}")
         if pred.preempts:
             row("would preempt", ", ".join(pred.preempts), "red")
     if job.dependency:

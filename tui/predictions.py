@@ -31,6 +31,8 @@ class Prediction:
     preempts: tuple[str, ...] = ()
     factors: Mapping[str, float] = field(default_factory=dict)
     origin: str = SOURCE
+    runtime: float | None = None  # the run time the prediction let the job run
+    runtime_basis: str = ""  # "estimate: …" or "time limit"
 
 
 def core_predict() -> Any | None:
@@ -75,7 +77,13 @@ def parse_entry(entry: Any) -> Prediction:
                     or ""),
         preempts=tuple(str(p) for p in preempts if p is not None),
         factors={k: float(v) for k, v in factors.items() if isinstance(v, int | float)},
-        origin=CORE)
+        origin=CORE,
+        runtime=_number(_field(entry, "runtime")),
+        runtime_basis=str(_field(entry, "runtime_basis") or ""))
+
+
+def _number(v: Any) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 class _Head(msgspec.Struct, array_like=True, frozen=True, gc=False):
