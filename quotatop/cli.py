@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from collectors.sources import DEFAULT_SCENARIO, DEMO_DATA
+from quotatop import __version__
 from quotatop.commands import COMMANDS
 from quotatop.errors import UserError
 from quotatop.flags import OneLineParser, seconds
@@ -27,6 +28,7 @@ def _cmd_tui(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="quotatop", description=__doc__)
+    p.add_argument("--version", action="version", version=f"quotatop {__version__}")
     p.add_argument("--scenario",
                    help=f"scenario TOML to play (default: {DEFAULT_SCENARIO.name})")
     p.add_argument("--source", nargs="+", metavar="KIND",

@@ -70,7 +70,9 @@ class QuotatopApp(App[None]):
           for i, (vid, title) in enumerate(zip(VIEW_IDS, VIEW_TITLES, strict=True), 1)),
         Binding("question_mark", "help", "Help"),
         Binding("slash", "filter", "Filter"),
-        Binding("colon", "command_palette", "Palette", show=False),
+        # Both keys: declaring any binding for the palette stops Textual from adding
+        # its own ctrl+p, so it is named here too.
+        Binding("colon,ctrl+p", "command_palette", "Palette", show=False, priority=True),
         Binding("space", "toggle_pause", "Pause"),
         Binding("r", "refresh_now", "Refresh", show=False),
         Binding("R", "toggle_record", "Record"),
@@ -444,4 +446,4 @@ class QuotatopApp(App[None]):
         if self.data is None:
             return
         self.push_screen(JobDetailScreen(event.job, self.data.predictions.get(event.job),
-                                         self.data.derived.unit, self.clock()))
+                                         self.data.derived.unit, self.data.now))

@@ -1,0 +1,59 @@
+"""Habits k9s and htop users bring: ctrl+p opens the palette like ':', a replay's job
+detail reads its clocks from the frame, `--version`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from tests_tui_helpers import loaded
+from textual.command import CommandPalette
+from tui_fixtures import T0, FixedCollector, frozen_clock, snapshot
+
+from collectors.model import Job
+from collectors.recording import Recorder
+from collectors.replay_source import ReplaySource
+from quotatop.cli import main
+from tui.app import QuotatopApp
+from tui.modals import JobDetailScreen
+
+
+@pytest.mark.parametrize("key", ["ctrl+p", "colon"])
+async def test_both_keys_open_the_command_palette(key: str) -> None:
+    app = QuotatopApp(FixedCollector(), refresh=60, clock=frozen_clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await loaded(pilot)
+        await pilot.press(key)
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert not isinstance(app.screen, CommandPalette)
+
+
+async def test_replayed_job_detail_reads_its_clocks_from_the_frame(tmp_path: Path) -> None:
+    """The frame is from T0; the wall clock says 333 days later. The job was submitted
+    10 minutes before the frame: the detail says 10m ago, not 333d."""
+    job = Job(id="77", user="u", team="t", submit_time=T0 - 600, time_limit=3600.0)
+    snap = snapshot()
+    snap.jobs.append(job)
+    path = tmp_path / "r.qtr"
+    with Recorder(path, source="test") as rec:
+        rec.append(snap)
+    source = ReplaySource(path)
+    app = QuotatopApp(source, refresh=60, clock=lambda: T0 + 333 * 86400)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await loaded(pilot)
+        app.on_job_table_opened(SimpleNamespace(job=job))  # type: ignore[arg-type]
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, JobDetailScreen)
+        assert app.screen.now == T0
+    source.close()
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.strip() == "quotatop 0.1.0"
