@@ -160,9 +160,10 @@ def _prometheus(opts: SourceOptions) -> Collector:
     from collectors.prometheus_source import DEFAULT_GROUPS, PrometheusCollector, PrometheusConfig
 
     if not opts.prometheus_url:
-        raise UserError("the prometheus source needs a URL (prometheus_url)")
+        raise UserError("the prometheus source needs a URL: --prometheus-url URL, or url "
+                        "under [sources.prometheus] in the config")
     if not opts.prometheus_url.startswith(("http://", "https://")):
-        raise UserError(f"prometheus_url {opts.prometheus_url!r} is not an http(s) URL")
+        raise UserError(f"prometheus URL {opts.prometheus_url!r} is not an http(s) URL")
     for env_field in ("prometheus_bearer_token_env", "prometheus_basic_password_env"):
         if (value := getattr(opts, env_field)) is not None and (not value or "=" in value):
             raise UserError(f"option {env_field} names an environment variable, not {value!r}")

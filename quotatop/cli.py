@@ -13,6 +13,7 @@ from quotatop import __version__
 from quotatop.commands import COMMANDS
 from quotatop.errors import UserError
 from quotatop.flags import OneLineParser, seconds
+from quotatop.source_flags import add_source_flags
 
 
 def demo_path(name: str) -> Path:
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--refresh", type=seconds(), default=None,
                    help="seconds between refreshes (default: refresh in the config, 2)")
     p.add_argument("--config", help="config TOML (default $XDG_CONFIG_HOME/quotatop/config.toml)")
+    add_source_flags(p)
     p.add_argument("--record-dir", default=None,
                    help="where R records (default: [tui] record_dir, $XDG_STATE_HOME/quotatop)")
     p.set_defaults(func=_cmd_tui)

@@ -13,6 +13,7 @@ from pathlib import Path
 from collectors.config import load_config
 from collectors.sources import SOURCES, SourceOptions, open_source
 from quotatop.errors import UserError
+from quotatop.source_flags import source_overrides
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ def resolve(args: argparse.Namespace) -> Launch:
     overrides: dict[str, object] = {
         # --refresh sets the poll too, unless the file gives this source its own.
         "refresh": refresh if kind not in cfg.poll else None,
+        **source_overrides(args, kind),
     }
     if kind == "demo":
         overrides["scenario"] = path or args.scenario

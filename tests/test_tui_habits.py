@@ -57,3 +57,27 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert e.value.code == 0
     assert capsys.readouterr().out.strip() == "quotatop 0.1.0"
+
+
+def test_the_tui_takes_the_same_source_flags_as_snapshot() -> None:
+    from quotatop.cli import build_parser
+    from quotatop.errors import UserError
+    from quotatop.tui_launch import resolve
+
+    args = build_parser().parse_args(["--source", "prometheus", "--prometheus-url",
+                                      "http://127.0.0.1:9", "--timeout", "3"])
+    opts = resolve(args).options
+    assert (opts.prometheus_url, opts.timeout) == ("http://127.0.0.1:9", 3.0)
+    args = build_parser().parse_args(["--source", "slurm", "--ssh", "login1"])
+    assert resolve(args).options.ssh_host == "login1"
+    with pytest.raises(UserError, match="--ssh applies to --source slurm only"):
+        resolve(build_parser().parse_args(["--source", "k8s", "--ssh", "login1"]))
+
+
+def test_a_missing_prometheus_url_names_the_flag_and_the_config_key() -> None:
+    from collectors.sources import SourceOptions, open_source
+    from quotatop.errors import UserError
+
+    with pytest.raises(UserError) as e:
+        open_source("prometheus", SourceOptions())
+    assert "--prometheus-url" in str(e.value) and "[sources.prometheus]" in str(e.value)

@@ -16,7 +16,8 @@ from typing import Any
 import msgspec
 
 from quotatop.errors import UserError
-from quotatop.flags import number, seconds
+from quotatop.flags import number
+from quotatop.source_flags import add_source_flags, source_overrides
 
 ROW_VERSION = 1
 
@@ -154,13 +155,9 @@ def _snapshot(args: argparse.Namespace) -> Any:
 
     cfg = load_config(args.config)
     kind, path = source_words(args.source, cfg.source)
-    if args.ssh and kind != "slurm":
-        raise UserError(f"--ssh applies to --source slurm only, not {kind}")
     if args.at is not None and kind != "replay":
         raise UserError("--at applies to --source replay FILE only")
-    overrides: dict[str, Any] = dict(
-        ssh_host=args.ssh, timeout=args.timeout, kubeconfig=args.kubeconfig,
-        context=args.context, prometheus_url=args.prometheus_url)
+    overrides = source_overrides(args, kind)
     if kind == "demo":
         overrides["scenario"] = path
     elif kind == "replay":
@@ -213,11 +210,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "or to their time limit")
     p.add_argument("--horizon", type=number(1.0, 366 * 86400.0), default=7 * 86400.0,
                    help="seconds ahead to predict (default 7 days, at most a year)")
-    p.add_argument("--ssh", metavar="HOST", help="run the Slurm commands on HOST via ssh")
-    p.add_argument("--timeout", type=seconds(),
-                   help="seconds per command or request (default 10)")
-    p.add_argument("--kubeconfig", help="kubeconfig for --source k8s")
-    p.add_argument("--context", help="kubeconfig context for --source k8s")
-    p.add_argument("--prometheus-url", help="Prometheus base URL for --source prometheus")
+    add_source_flags(p)
     p.add_argument("--config", help="config TOML (default: $XDG_CONFIG_HOME/quotatop/...)")
     p.set_defaults(func=run)
