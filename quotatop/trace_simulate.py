@@ -1,6 +1,7 @@
-"""`quotatop simulate TRACE --format swf|csv`: a workload trace through a policy
-of the scheduling core, with the standard metrics, and optionally a recording
-`quotatop replay` opens.
+"""`quotatop simulate TRACE [--format swf|csv|philly]`: a workload trace through a
+policy of the scheduling core, with the standard metrics, and optionally a recording
+`quotatop replay` opens. TRACE is a file, or the name of a trace bundled in
+demo_data/traces/ (``nasa-ipsc``: a file name's start, case ignored).
 
 The cluster comes from the trace: SWF ``MaxNodes``/``MaxProcs`` (nodes of
 MaxProcs/MaxNodes processors; MaxProcs alone: one pool), a CSV's ``--nodes`` /
@@ -19,30 +20,95 @@ import json
 import math
 import statistics
 import sys
+import time
 from pathlib import Path
 
 from collectors.gc_pause import gc_paused
-from collectors.model import Node, Snapshot, Team
-from collectors.traces.model import Trace, TraceError
+from collectors.model import Node, QoS, Snapshot, Team
+from collectors.sources import DEMO_DATA
+from collectors.traces.model import Trace, TraceError, TraceJob
 from quotatop.errors import UserError
 from quotatop.flags import MAX_FRAMES, MAX_GPUS, MAX_NODES, MAX_PER_NODE, number, seconds
 
 POLICIES = ("fifo", "easy", "conservative", "multifactor", "recorded")
 BSLD_TAU = 10.0  # seconds: bounded slowdown ignores shorter run times
 CSV_GPUS_PER_NODE = 8.0  # a DGX-style node, when the CSV does not say
+TRACE_DIR = DEMO_DATA / "traces"  # bundled traces, beside the packages (repo or wheel)
+SUFFIX_FORMAT = {".swf": "swf", ".csv": "csv", ".json": "philly"}
+FORMATS = ("swf", "csv", "philly")
+
+
+def bundled_traces() -> list[Path]:
+    """The traces shipped in demo_data/traces/ (SWF and CSV files)."""
+    if not TRACE_DIR.is_dir():
+        return []
+    return sorted(p for p in TRACE_DIR.iterdir() if p.suffix.lower() in (".swf", ".csv"))
+
+
+def resolve_trace(name: str, fmt: str | None) -> tuple[str, str] | None:
+    """(path, format) of the trace ``name`` names, or None when it names no trace (a
+    scenario, then). A name without a directory that is not an existing file is a
+    bundled trace: demo_data/traces/<name>*.swf|csv, case ignored. The format is
+    ``fmt``, else the file's suffix (.swf, .csv, .json: Philly)."""
+    p = Path(name)
+    if not p.exists() and p.name == name and not name.lower().endswith(".toml"):
+        found = [t for t in bundled_traces() if t.name.lower().startswith(name.lower())]
+        exact = [t for t in found if t.stem.lower() == name.lower()]
+        if len(exact) == 1 or len(found) == 1:
+            t = (exact or found)[0]
+            return str(t), fmt or SUFFIX_FORMAT[t.suffix.lower()]
+        if len(found) > 1:
+            raise UserError(f"{name!r} names several bundled traces: "
+                            f"{', '.join(t.name for t in found)}")
+        if fmt is None and p.suffix.lower() not in SUFFIX_FORMAT:
+            names = ", ".join(t.name for t in bundled_traces()) or "none"
+            raise UserError(f"{name}: no such file, nor a bundled trace of that name "
+                            f"(bundled: {names})")
+    if fmt is not None:
+        return name, fmt
+    if p.suffix.lower() in SUFFIX_FORMAT:
+        return name, SUFFIX_FORMAT[p.suffix.lower()]
+    return None
 
 
 def load_trace(path: str, fmt: str, *, gpus: float | None = None,
-               team_by: str = "group") -> Trace:
-    from collectors.traces.gpu_csv import load_gpu_csv
+               team_by: str = "group", columns: str | None = None,
+               nodes_file: str | None = None) -> Trace:
+    from collectors.traces.gpu_csv import load_gpu_csv, load_nodes, parse_columns
+    from collectors.traces.philly import load_philly
     from collectors.traces.swf import load_swf
 
     try:
         if fmt == "swf":
+            if columns or nodes_file:
+                raise UserError("--columns and --nodes-file are for GPU-cluster traces "
+                                "(csv, philly), not SWF")
             return load_swf(path, team_by=team_by)
-        return load_gpu_csv(path, gpus=gpus)
+        if fmt == "philly" or (fmt == "csv" and _looks_json(path)):
+            if columns:
+                raise UserError("--columns is for CSV traces; Philly JSON has its own keys")
+            trace = load_philly(path, gpus=gpus)
+        else:
+            try:
+                mapping = parse_columns(columns) if columns else None
+            except ValueError as e:
+                raise UserError(str(e)) from None
+            trace = load_gpu_csv(path, gpus=gpus, columns=mapping)
+        if nodes_file:
+            trace.nodes = load_nodes(nodes_file)
+            trace.capacity = {"gpu": sum(n.gpus for n in trace.nodes)}
+            trace.capacity_from = f"--nodes-file ({len(trace.nodes)} nodes)"
+        return trace
     except TraceError as e:
         raise UserError(str(e)) from None
+
+
+def _looks_json(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(64).lstrip()[:1] in (b"[", b"{")
+    except OSError:
+        return False  # the reader says why, naming the file
 
 
 def _swf_max_nodes(path: str) -> int | None:
@@ -77,6 +143,8 @@ def cluster_shape(trace: Trace, *, nodes: int | None = None,
 
 def _shape(trace: Trace, nodes: int | None, per_node: float | None) -> tuple[float, float]:
     (cap,) = trace.capacity.values()
+    if trace.nodes:  # the trace's own nodes: count and largest
+        return len(trace.nodes), max(n.gpus for n in trace.nodes)
     if nodes is not None and per_node is not None:
         return nodes, per_node
     if per_node is not None:
@@ -93,41 +161,70 @@ def _shape(trace: Trace, nodes: int | None, per_node: float | None) -> tuple[flo
     return (max(1, math.ceil(q)) if q <= MAX_NODES else q), min(cap, CSV_GPUS_PER_NODE)
 
 
+def members(j: TraceJob) -> list[str]:
+    """The core's job ids of a trace job: itself, or one per worker (a gang)."""
+    return [j.id] if j.workers <= 1 else [f"{j.id}/w{k}" for k in range(j.workers)]
+
+
 def core_inputs(trace: Trace, nodes: int, per_node: float) -> tuple[Snapshot, list]:  # type: ignore[type-arg]
+    """The core's cluster and jobs. The trace's own nodes (``--nodes-file``) keep their
+    sizes and GPU models, and a job asking a model asks ``gpu:<model>`` too; otherwise
+    ``nodes`` alike nodes of ``per_node``. A job of several workers is a gang, each
+    worker asking its share. QoS classes become the snapshot's QoS (a spot class
+    preempted by the others)."""
     from scheduler_core import SimJob
 
     (res, _), = trace.capacity.items()
-    width = len(str(nodes))
+    if trace.nodes:
+        node_list = [Node(name=n.name, gpu_type=n.gpu_type or None,
+                          capacity={res: n.gpus, **({f"gpu:{n.gpu_type}": n.gpus}
+                                                    if n.gpu_type else {})})
+                     for n in trace.nodes]
+    else:
+        width = len(str(nodes))
+        node_list = [Node(name=f"n{i:0{width}d}", capacity={res: per_node})
+                     for i in range(1, nodes + 1)]
+    qos = [QoS(name=q, priority=0 if "spot" in q.lower() else 1, preempts=list(v))
+           for q, v in trace.qos.items()]
     cluster = Snapshot(
-        cluster=Path(trace.path).name, source=f"trace:{trace.format}",
-        nodes=[Node(name=f"n{i:0{width}d}", capacity={res: per_node})
-               for i in range(1, nodes + 1)],
-        teams=[Team(name=t) for t in sorted({tj.team for tj in trace.jobs})])
+        cluster=Path(trace.path).name, source=f"trace:{trace.format}", nodes=node_list,
+        teams=[Team(name=t) for t in sorted({tj.team for tj in trace.jobs})], qos=qos)
     jobs = []
     for j in trace.jobs:
-        need = j.request.get(res, 0.0)
+        need = j.request.get(res, 0.0) / max(j.workers, 1)
+        request = {res: need}
+        if j.gpu_type and trace.nodes:  # no node of that model: the core rejects it
+            request[f"gpu:{j.gpu_type}"] = need
         limit = j.time_limit
-        jobs.append(SimJob(
-            id=j.id, submit_time=j.submit_time, duration=j.duration, request=j.request,
-            team=j.team, user=j.user,
-            # A traced job ran its recorded time; a limit below it would kill it early.
-            time_limit=None if limit is None else max(limit, j.duration),
+        if trace.nodes:
+            asked = 1
+        else:
             # Capped one above the cluster: such a job is rejected all the same.
-            nodes_requested=max(1, min(nodes + 1, math.ceil(min(need / per_node - 1e-9,
-                                                                 nodes + 1))))))
+            asked = max(1, min(nodes + 1, math.ceil(min(need / per_node - 1e-9, nodes + 1))))
+        ids = members(j)
+        for mid in ids:
+            jobs.append(SimJob(
+                id=mid, submit_time=j.submit_time, duration=j.duration, request=request,
+                team=j.team, user=j.user, qos=j.qos or "normal",
+                # A traced job ran its recorded time; a limit below it would kill it early.
+                time_limit=None if limit is None else max(limit, j.duration),
+                nodes_requested=asked, gang=j.id if len(ids) > 1 else None))
     return cluster, jobs
 
 
-def core_policy(policy: str, resolution: float = 1.0):  # type: ignore[no-untyped-def]
+def core_policy(policy: str, resolution: float = 1.0,
+                preemption: bool = False):  # type: ignore[no-untyped-def]
     """``resolution``: seconds scheduling passes snap to (1: exact trace times;
-    60: Slurm's sched_interval, fewer passes on a large trace)."""
+    60: Slurm's sched_interval, fewer passes on a large trace). ``preemption``: a
+    trace's QoS classes preempt (Alibaba's HP over Spot)."""
     from scheduler_core import Policy, PriorityWeights
 
     if policy == "multifactor":
         return Policy(bf_resolution=resolution)
     fcfs = PriorityWeights(age=0.0, fairshare=0.0, qos=0.0)  # ties by submit time: FCFS
     backfill = {"fifo": "none", "easy": "easy", "conservative": "conservative"}[policy]
-    return Policy(weights=fcfs, backfill=backfill, bf_resolution=resolution, preemption=False)
+    return Policy(weights=fcfs, backfill=backfill, bf_resolution=resolution,
+                  preemption=preemption)
 
 
 def simulate_trace(trace: Trace, policy: str, *, nodes: int | None = None,
@@ -140,7 +237,9 @@ def simulate_trace(trace: Trace, policy: str, *, nodes: int | None = None,
     with gc_paused():
         cluster, jobs = core_inputs(trace, n, per)
     try:
-        return scheduler_core.simulate(jobs, core_policy(policy, resolution), cluster=cluster)
+        preempts = any(trace.qos.values())
+        return scheduler_core.simulate(jobs, core_policy(policy, resolution, preempts),
+                                       cluster=cluster)
     except ValueError as e:
         raise UserError(f"{trace.path}: the scheduling core failed: {e}") from None
 
@@ -238,54 +337,203 @@ def record(trace: Trace, starts: list[float], path: str, *, frames: int = 500) -
     return n
 
 
+def job_outcomes(trace: Trace, result) -> list[tuple[float | None, float | None, bool]]:  # type: ignore[no-untyped-def]
+    """(start, end, rejected) of each trace job from the core's outcomes: a gang's
+    workers start together; its end is the last worker's."""
+    by_id = {o.job_id: o for o in result.jobs}
+    out = []
+    for j in trace.jobs:
+        os_ = [by_id[m] for m in members(j)]
+        starts = [o.start for o in os_]
+        ends = [o.end for o in os_]
+        out.append((None if any(x is None for x in starts) else min(starts),  # type: ignore[type-var]
+                    None if any(x is None for x in ends) else max(ends),  # type: ignore[type-var]
+                    any(o.state == "rejected" for o in os_)))
+    return out
+
+
+def outcome_metrics(trace: Trace, outcomes: list, result) -> dict[str, float]:  # type: ignore[no-untyped-def,type-arg]
+    """The metrics per trace job (a gang of workers is one job), from the core's
+    outcomes, computed the core's way; used when the core's own count jobs differently
+    (workers) or work is lost to preemption."""
+    (res, cap), = trace.capacity.items()
+    waits, bslds, by_team = [], [], dict.fromkeys(sorted({j.team for j in trace.jobs}), 0.0)
+    work, first, last = 0.0, float("inf"), 0.0
+    for tj, (s, e, _) in zip(trace.jobs, outcomes, strict=True):
+        first = min(first, tj.submit_time)
+        if s is None:
+            continue
+        waits.append(s - tj.submit_time)
+        end = e if e is not None else s + tj.duration
+        bslds.append(max(1.0, (end - tj.submit_time) / max(tj.duration, BSLD_TAU)))
+        used = tj.duration * min(tj.request.get(res, 0.0), cap)
+        by_team[tj.team] += used
+        work += used
+        last = max(last, end)
+    span = max(last - first, 1e-9)
+    x = list(by_team.values())
+    jain = sum(x) ** 2 / (len(x) * sum(v * v for v in x)) if any(x) else 1.0
+    nan = float("nan")
+    return {"jobs": float(len(trace.jobs)), "started": float(len(waits)),
+            "rejected": float(sum(1 for o in outcomes if o[2])),
+            "mean_wait": statistics.fmean(waits) if waits else nan,
+            "median_wait": statistics.median(waits) if waits else nan,
+            "mean_bounded_slowdown": statistics.fmean(bslds) if bslds else nan,
+            "utilization": work / (cap * span), "jain_index_teams": jain,
+            "teams": float(len(by_team)), "makespan": span if waits else 0.0,
+            "preemptions": float(result.metrics.preemptions),
+            "events": float(result.event_count)}
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in [0, 1]) of a non-empty list."""
+    v = sorted(values)
+    return v[max(0, math.ceil(q * len(v)) - 1)]
+
+
+def no_recorded_waits(trace: Trace) -> str | None:
+    """Why ``--compare-recorded`` has nothing to compare, or None."""
+    if any(tj.recorded_start is not None for tj in trace.jobs):
+        return None
+    why = ("SWF field 3 is -1 on every job line" if trace.format == "swf"
+           else "it has no start times")
+    return f"{trace.path}: no recorded waits in this trace ({why}): nothing to compare"
+
+
+def compare_recorded(trace: Trace, starts: list[float]) -> dict[str, float]:
+    """Per-job absolute error of the simulated waits against the recorded ones, beside
+    two naive predictors (zero wait; the median recorded wait): median and p90."""
+    rec, sim = [], []
+    for tj, s in zip(trace.jobs, starts, strict=True):
+        if tj.recorded_start is None or not math.isfinite(s):
+            continue
+        rec.append(max(0.0, tj.recorded_start - tj.submit_time))
+        sim.append(s - tj.submit_time)
+    if not rec:
+        raise UserError(f"{trace.path}: no job has both a recorded and a simulated start")
+    med = statistics.median(rec)
+    err = {"simulated": [abs(a - b) for a, b in zip(sim, rec, strict=True)],
+           "zero_wait": list(rec), "median_recorded": [abs(med - r) for r in rec]}
+    out = {"jobs": float(len(rec)), "left_out": float(len(trace.jobs) - len(rec)),
+           "unknown_runtime": float(trace.unknown_runtime), "median_recorded_wait": med}
+    for k, e in err.items():
+        out[f"{k}_median_abs"] = statistics.median(e)
+        out[f"{k}_p90_abs"] = percentile(e, 0.9)
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
+    t0 = time.perf_counter()
     if args.policy not in POLICIES:
         raise UserError(f"--policy {args.policy!r}: traces take {', '.join(POLICIES)}")
     if not args.resolution > 0:
         raise UserError(f"--resolution {args.resolution:g}: must be a positive number of seconds")
-    trace = load_trace(args.file, args.format, gpus=args.gpus, team_by=args.team_by)
+    resolved = resolve_trace(args.file, args.format)
+    path, fmt = resolved if resolved else (args.file, "csv")
+    trace = load_trace(path, fmt, gpus=args.gpus, team_by=args.team_by,
+                       columns=args.columns, nodes_file=args.nodes_file)
+    if args.compare_recorded and (why := no_recorded_waits(trace)):
+        raise UserError(why)
+    t_read = time.perf_counter()
+    shape = cluster_shape(trace, nodes=args.nodes, per_node=args.gpus_per_node)
+    result = None
     if args.policy == "recorded":
         starts = recorded_starts(trace)
         m, engine = metrics(trace, starts), "the trace's own start times"
-        shape = cluster_shape(trace, nodes=args.nodes, per_node=args.gpus_per_node)
     else:
-        shape = cluster_shape(trace, nodes=args.nodes, per_node=args.gpus_per_node)
         result = simulate_trace(trace, args.policy, nodes=shape[0], per_node=shape[1],
                                 resolution=args.resolution)
-        m, engine = core_metrics(result), f"scheduler_core.simulate ({args.policy})"
-        outcome = {o.job_id: o for o in result.jobs}
+        engine = f"scheduler_core.simulate ({args.policy})"
+        outcomes = job_outcomes(trace, result)
+        if any(j.workers > 1 for j in trace.jobs) or result.metrics.preemptions:
+            m = outcome_metrics(trace, outcomes, result)
+        else:
+            m = core_metrics(result)
         # A job the core never started (rejected: larger than any node set) is left out.
-        starts = [outcome[tj.id].start if outcome[tj.id].start is not None
-                  else math.inf for tj in trace.jobs]
+        starts = [s if s is not None else math.inf for s, _, _ in outcomes]
+    t_sim = time.perf_counter()
     (res, cap), = trace.capacity.items()
-    out = {"trace": trace.path, "format": trace.format, "policy": args.policy,
-           "engine": engine, "capacity": trace.capacity, "capacity_from": trace.capacity_from,
-           "nodes": shape[0], "per_node": shape[1], "skipped_lines": trace.skipped, **m}
+    out = {"trace": trace.path, "format": trace.format, "layout": trace.layout,
+           "policy": args.policy, "engine": engine, "capacity": trace.capacity,
+           "capacity_from": trace.capacity_from, "nodes": shape[0], "per_node": shape[1],
+           "skipped_lines": trace.skipped, "unknown_runtime": trace.unknown_runtime,
+           "missing_fields": trace.missing, "unused_fields": unused(trace), **m,
+           "wall_s": t_sim - t0, "read_s": t_read - t0, "simulate_s": t_sim - t_read}
+    if result is not None:
+        out["events_per_s"] = result.event_count / max(t_sim - t_read, 1e-9)
+    if args.compare_recorded:
+        out["compare_recorded"] = compare_recorded(trace, starts)
     if args.record:
         out["recorded_frames"] = record(trace, starts, args.record, frames=args.frames)
         out["recording"] = args.record
     if args.json:
         sys.stdout.write(json.dumps(out) + "\n")
-    else:
-        print(f"{trace.path} ({trace.format}): {m['jobs']:.0f} jobs, {m['teams']:.0f} teams, "
-              f"{cap:g} {res} on {shape[0]} nodes of {shape[1]:g} ({trace.capacity_from}); "
-              f"policy {args.policy} via {engine}")
-        if trace.skipped:
-            print(f"skipped {trace.skipped} lines: " + "; ".join(trace.warnings))
-        if m.get("rejected"):
-            print(f"rejected by the core: {m['rejected']:.0f} jobs (no set of nodes holds them)")
-        print(f"mean wait {m['mean_wait']:.0f} s, median wait {m['median_wait']:.0f} s, "
-              f"mean bounded slowdown {m['mean_bounded_slowdown']:.2f} (τ={BSLD_TAU:g} s)")
-        print(f"utilization {m['utilization']:.1%}, Jain's index over teams "
-              f"{m['jain_index_teams']:.3f}")
-        if args.record:
-            print(f"recording: {args.record} ({out['recorded_frames']} frames)")
+        return 0
+    where = (f"{shape[0]} nodes from the trace's node list" if trace.nodes
+             else f"{shape[0]} nodes of {shape[1]:g}")
+    print(f"{trace.path} ({trace.format}, {trace.layout}): {m['jobs']:.0f} jobs, "
+          f"{m['teams']:.0f} teams, {cap:g} {res} on {where} ({trace.capacity_from}); "
+          f"policy {args.policy} via {engine}")
+    if trace.missing:
+        print("fields not in this trace: " + "; ".join(trace.missing))
+    if unused(trace):
+        print("in the trace, not simulated: " + "; ".join(unused(trace)))
+    if trace.skipped:
+        print(f"skipped {trace.skipped} lines: " + "; ".join(trace.warnings))
+    if m.get("rejected"):
+        print(f"rejected by the core: {m['rejected']:.0f} jobs (no set of nodes holds them)")
+    if "started" in m and m["started"] + m.get("rejected", 0) < m["jobs"]:
+        print(f"never started: {m['jobs'] - m['started'] - m.get('rejected', 0):.0f} jobs")
+    if m.get("preemptions"):
+        print(f"preemptions: {m['preemptions']:.0f} (QoS classes: "
+              + ", ".join(f"{q} preempts {'/'.join(v)}" if v else f"{q} preempts none"
+                          for q, v in trace.qos.items()) + ")")
+    print(f"mean wait {m['mean_wait']:.1f} s, median wait {m['median_wait']:.0f} s, "
+          f"mean bounded slowdown {m['mean_bounded_slowdown']:.3f} (τ={BSLD_TAU:g} s)")
+    print(f"utilization {m['utilization']:.1%}, Jain's index over teams "
+          f"{m['jain_index_teams']:.3f}, makespan {m['makespan']:,.0f} s")
+    if args.compare_recorded:
+        print_comparison(out["compare_recorded"])
+    timing = (f"wall {out['wall_s']:.2f} s (read {out['read_s']:.2f} s, "
+              f"simulate {out['simulate_s']:.2f} s)")
+    if result is not None:
+        timing += (f"; {result.event_count:,} events, {out['events_per_s']:,.0f} events/s "
+                   "in simulate")
+    print(timing)
+    if args.record:
+        print(f"recording: {args.record} ({out['recorded_frames']} frames)")
     return 0
 
 
+def unused(trace: Trace) -> list[str]:
+    extra = list(trace.unused)
+    if not trace.nodes and any(j.gpu_type for j in trace.jobs):
+        extra.append("GPU type (untyped nodes; pass --nodes-file to keep it)")
+    return extra
+
+
+def print_comparison(c: dict[str, float]) -> None:
+    print(f"simulated against recorded waits, {c['jobs']:.0f} jobs "
+          f"(absolute error per job, median / p90):")
+    print(f"  simulated: {c['simulated_median_abs']:,.0f} s / {c['simulated_p90_abs']:,.0f} s")
+    print(f"  zero wait: {c['zero_wait_median_abs']:,.0f} s / {c['zero_wait_p90_abs']:,.0f} s")
+    print(f"  median recorded wait ({c['median_recorded_wait']:,.0f} s): "
+          f"{c['median_recorded_median_abs']:,.0f} s / {c['median_recorded_p90_abs']:,.0f} s")
+    if c["left_out"]:
+        print(f"  left out: {c['left_out']:.0f} jobs without a recorded or a simulated start")
+    if c["unknown_runtime"]:
+        print(f"  unknown run time (-1): {c['unknown_runtime']:.0f} jobs ran on the real "
+              "machine but are not simulated (their load is missing, so simulated waits "
+              "lean short)")
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=["swf", "csv"],
-                   help="FILE is a workload trace (SWF or GPU-cluster CSV), not a scenario")
+    names = ", ".join(t.name for t in bundled_traces()) or "none"
+    p.add_argument("--format", choices=list(FORMATS),
+                   help="FILE is a workload trace: SWF, GPU-cluster CSV (layout read from "
+                        "its header: Helios/Venus, Alibaba PAI 2020, openb 2023, spot-GPU "
+                        "2026, generic) or Philly JSON; default: from the suffix (.swf .csv "
+                        f".json). A bundled trace by name, e.g. nasa-ipsc ({names})")
     p.add_argument("--policy", default="fifo", help=f"for traces: {', '.join(POLICIES)}")
     p.add_argument("--gpus", type=number(0, MAX_GPUS, lo_open=True),
                    help="for CSV traces: the cluster's GPU count")
@@ -297,6 +545,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="for traces: GPUs (SWF: processors) per node")
     p.add_argument("--team-by", choices=["group", "user"], default="group",
                    help="for SWF: which id names the team")
+    p.add_argument("--columns", metavar="FIELD=COLUMN,...",
+                   help="for CSV traces: the column of each field (id, team, user, gpus, "
+                        "submit, start, end, duration, status, qos, gpu_type, workers, "
+                        "gpu_milli), e.g. id=job_name,team=organization,gpus=gpu_request")
+    p.add_argument("--nodes-file", metavar="CSV",
+                   help="for GPU traces: the cluster's nodes (node_name, gpu_model, "
+                        "gpu_capacity_num, cpu_num: Alibaba's node_info_df); GPU models "
+                        "stay typed")
+    p.add_argument("--compare-recorded", action="store_true",
+                   help="for traces with recorded waits: per-job error of the simulated "
+                        "waits, beside zero-wait and median-wait predictors")
     p.add_argument("--record", metavar="FILE", help="for traces: write a recording")
     p.add_argument("--frames", type=number(1, MAX_FRAMES, integer=True), default=500,
                    help="frames in --record")

@@ -1,5 +1,6 @@
 """Workload trace importers: the Standard Workload Format (SWF) of the Parallel
-Workloads Archive and GPU-cluster CSV (Philly/Helios-style columns)."""
+Workloads Archive, GPU-cluster CSV (Helios, Alibaba PAI/openb/spot-GPU layouts read by
+their header; other columns by mapping) and Philly JSON."""
 
 from collectors.traces.model import Trace, TraceError, TraceJob
 

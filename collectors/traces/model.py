@@ -40,11 +40,23 @@ class TraceJob(Struct, kw_only=True, gc=False):
     duration: float  # seconds it ran
     recorded_start: float | None = None  # when the traced cluster started it
     status: str = ""
+    qos: str = ""  # the trace's priority class (e.g. Alibaba's HP or Spot); "" when none
+    gpu_type: str = ""  # the GPU model the job asked for; "" when any
+    workers: int = 1  # instances placed apart (each asks request / workers), started together
 
     @property
     def job(self) -> Job:
         return Job(id=self.id, team=self.team, user=self.user, request=self.request,
                    submit_time=self.submit_time, time_limit=self.time_limit)
+
+
+class TraceNode(Struct, kw_only=True, frozen=True):
+    """One node of a trace's own node list (Alibaba's node_info_df)."""
+
+    name: str
+    gpus: float
+    gpu_type: str = ""
+    cpus: float = 0.0
 
 
 class Trace(Struct, kw_only=True):
@@ -55,3 +67,10 @@ class Trace(Struct, kw_only=True):
     capacity_from: str = ""  # where capacity came from, said out loud
     skipped: int = 0  # lines not usable as jobs (malformed or unknown run time)
     warnings: list[str] = []  # the first few skipped lines, with line numbers
+    layout: str = ""  # the published layout recognised (e.g. "Helios/Venus cluster_log")
+    missing: list[str] = []  # fields this trace does not have, said in the output
+    unused: list[str] = []  # fields it has that the simulation does not use
+    unknown_runtime: int = 0  # of skipped: jobs that ran on the real machine, run time -1
+    nodes: list[TraceNode] | None = None  # the trace's own nodes (--nodes-file)
+    # QoS classes: name -> the classes it may preempt (e.g. {"HP": ["Spot"], "Spot": []}).
+    qos: dict[str, list[str]] = {}

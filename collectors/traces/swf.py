@@ -43,6 +43,9 @@ def load_swf(path: str | Path, *, team_by: str = "group", resource: str = "cpu",
     lines: dict[str, int] = {}  # header key -> its line number
     jobs: list[TraceJob] = []
     skipped, warnings = 0, []
+    unknown_runtime = 0  # ran on the real machine, run time not recorded
+    # Fields the importer reads that are -1 on every job line: not in this trace.
+    known = {"wait": False, "req_procs": False, "req_time": False, "group": False}
 
     def bad(lineno: int, why: str) -> None:
         nonlocal skipped
@@ -87,9 +90,15 @@ def load_swf(path: str | Path, *, team_by: str = "group", resource: str = "cpu",
                 bad(lineno, str(e))
                 continue
             procs = req if req > 0 else alloc
+            if run < 0 and procs > 0 and submit >= 0:
+                unknown_runtime += 1
             if run < 0 or procs <= 0 or submit < 0:
                 bad(lineno, "unknown run time, processors or submit time (-1)")
                 continue
+            known["wait"] = known["wait"] or wait >= 0
+            known["req_procs"] = known["req_procs"] or req > 0
+            known["req_time"] = known["req_time"] or req_time > 0
+            known["group"] = known["group"] or fields[12] != "-1"
             team_id = fields[12] if team_by == "group" and fields[12] != "-1" else fields[11]
             prefix = "g" if team_by == "group" and fields[12] != "-1" else "u"
             jobs.append(TraceJob(
@@ -102,8 +111,15 @@ def load_swf(path: str | Path, *, team_by: str = "group", resource: str = "cpu",
         raise TraceError(f"{p}: no usable SWF job lines"
                          + (f" ({warnings[0]})" if warnings else ""))
     capacity, source = _capacity(header, jobs, resource, lines, p)
+    missing = [MISSING[k] for k, seen in known.items() if not seen]
     return Trace(path=str(p), format="swf", jobs=jobs, capacity={resource: capacity},
-                 capacity_from=source, skipped=skipped, warnings=warnings)
+                 capacity_from=source, skipped=skipped, warnings=warnings,
+                 layout="Standard Workload Format", missing=missing,
+                 unknown_runtime=unknown_runtime)
+
+
+MISSING = {"wait": "wait time (field 3)", "req_procs": "requested processors (field 8)",
+           "req_time": "requested time (field 9)", "group": "group id (field 13)"}
 
 
 HEADER_LIMITS = {"maxprocs": ("MaxProcs", MAX_REQUEST), "maxnodes": ("MaxNodes", MAX_NODES)}

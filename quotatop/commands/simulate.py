@@ -1,4 +1,5 @@
-"""`quotatop simulate FILE`: run a scenario through the scheduling core."""
+"""`quotatop simulate FILE`: run a scenario, or a workload trace, through the
+scheduling core."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import sys
 
 
 def run(args: argparse.Namespace) -> int:
-    if getattr(args, "format", None):
+    from quotatop.trace_simulate import resolve_trace
+
+    if getattr(args, "format", None) or resolve_trace(args.file, None):
         from quotatop.trace_simulate import run as run_trace
 
         return run_trace(args)
@@ -21,8 +24,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("simulate", help="run a scenario through the scheduling core")
-    p.add_argument("file")
+    p = sub.add_parser("simulate", help="run a scenario or a workload trace through the "
+                                        "scheduling core",
+                       description="FILE: a scenario (.toml), a workload trace (.swf, .csv, "
+                                   ".json or --format), or a bundled trace by name: "
+                                   "nasa-ipsc (demo_data/traces/, see its README.md)")
+    p.add_argument("file", help="scenario TOML, trace file, or bundled trace name (nasa-ipsc)")
     p.add_argument("--jsonl", action="store_true", help="one JSON object per step (default)")
     from quotatop.trace_simulate import add_arguments
 
