@@ -32,7 +32,8 @@ def main() -> int:
     for run in range(1, args.runs + 1):
         t0 = time.monotonic()
         with SlurmCluster() as cluster:
-            obs = run_workload(cluster, log=lambda s: print(f"  {s}", file=sys.stderr))
+            obs = run_workload(cluster, log=lambda s: print(f"  {s}", file=sys.stderr),
+                               keep_snapshot=bool(args.dump))
         if args.dump:
             Path(f"{args.dump}{run}.json").write_text(json.dumps(dataclasses.asdict(obs),
                                                                  default=sorted, indent=1))

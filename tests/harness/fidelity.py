@@ -118,6 +118,8 @@ class Observation:
     actual_nodes: dict[str, list[str]] = field(default_factory=dict)
     preempted: set[str] = field(default_factory=set)  # ids Slurm preempted (requeued)
     seconds: dict[str, float] = field(default_factory=dict)
+    snapshot: dict | None = None  # the collector's snapshot right after (bench --dump)
+    ends: dict[str, float] = field(default_factory=dict)  # actual ends of fill and queue
 
 
 def _submit(cluster: SlurmCluster, kind: Kind, payload: str | None = None) -> str:
@@ -238,7 +240,8 @@ def actual_starts(cluster: SlurmCluster, ids: list[str]) -> tuple[dict, dict, se
 
 
 def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float = 420.0,
-                 log: Callable[[str], None] = lambda s: None) -> Observation:
+                 log: Callable[[str], None] = lambda s: None,
+                 keep_snapshot: bool = False) -> Observation:
     """Fill, queue, predict at one moment, then wait for every queued job to start."""
     t0 = time.monotonic()
     history(cluster)
@@ -262,6 +265,11 @@ def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float =
         if mode == "estimate":
             obs.taken_at = out["taken_at"]
     obs.slurm_start, obs.slurm_nodes = slurm_estimates(cluster, ids)
+    if keep_snapshot:
+        proc = subprocess.run([sys.executable, "-m", "quotatop", "snapshot", "--source", "slurm",
+                               "--json"], env=cluster.env, capture_output=True, text=True,
+                              timeout=120, check=False, cwd=REPO)
+        obs.snapshot = json.loads(proc.stdout) if proc.returncode == 0 else None
     # The snapshot's own copy of Slurm's estimate is from the same moment as ours.
     for i, r in obs.predicted["estimate"].items():
         if r["scheduler_estimate"] is not None:
@@ -279,6 +287,13 @@ def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float =
     obs.actual_start, obs.actual_nodes, obs.preempted = actual_starts(
         cluster, obs.jobs + fill_ids)
     obs.preempted |= requeued(cluster, list(kinds) + fill_ids)
+    out = cluster.run(["sacct", "-X", "-n", "-P", "-o", "JobIDRaw,End", "-j",
+                       ",".join(list(kinds) + fill_ids)], check=False).stdout
+    for line in out.splitlines():
+        jid, _, end = line.partition("|")
+        t = _epoch(end)
+        if t is not None:
+            obs.ends[jid] = t
     obs.seconds["workload"] = time.monotonic() - t0
     return obs
 
