@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from collectors import procgroups
 from collectors.sources import DEFAULT_SCENARIO, DEMO_DATA
 from quotatop import __version__
 from quotatop.commands import COMMANDS
@@ -52,7 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        # SIGHUP (the terminal closed) and SIGTERM kill the commands a source still
+        # runs (collectors/procgroups.py) before the process goes as it would have.
+        with procgroups.killing_on_signals():
+            return int(args.func(args))
     except UserError as e:
         print(f"quotatop: {e}", file=sys.stderr)
         return e.exit_code

@@ -140,8 +140,9 @@ def test_slow_commands_run_once_a_minute_fast_ones_every_refresh() -> None:
     assert ran.count("squeue.json") == 5 and ran.count("sprio.txt") == 5
     assert "sacctmgr_assoc.txt" not in ran and "sacct.json" not in ran
     clock.now += 60
-    c.collect()
-    assert FILES[runner.calls[-1]] == "sacct.json"
+    before = len(runner.calls)
+    c.collect()  # the round's commands run at once: in no particular order
+    assert "sacct.json" in [FILES[w] for w in runner.calls[before:]]
 
 
 @pytest.mark.parametrize(

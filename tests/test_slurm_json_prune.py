@@ -102,3 +102,30 @@ def test_mutated_output_answers_the_same_pruned_or_not(data: st.DataObject) -> N
             st.binary(max_size=8) | st.sampled_from([b'"', b"\\", b"{", b"}", b",", b"]", b"\\/"])
         )
     assert _answer(bytes(raw), json_prune.prune) == _answer(bytes(raw), None)
+
+
+@pytest.mark.parametrize(
+    "escape",
+    [b"\\ud800", b"\\uDBFF", b"\\udc00", b"\\ud800\\u0041", b"\\ud800\\ud800", b"\\ud800\\n"],
+)
+def test_a_lone_surrogate_in_a_dropped_value_is_refused_as_without_the_pruner(
+    native: object, escape: bytes
+) -> None:
+    data = (FIXTURES / "22.05" / "squeue.json").read_bytes()
+    at = data.index(b'"jobs"')
+    dropped = b'"admin_comment": "'  # a key of each job the Structs do not declare
+    assert dropped[1:-4].decode() not in json_decode._KEEP[38]
+    bad = data[:at] + data[at:].replace(dropped, dropped + escape, 1)
+    assert bad != data
+    plain = _answer(bad, None)
+    assert plain[0] == "ParseError"  # msgspec refuses it
+    assert _answer(bad, native.prune) == plain  # type: ignore[attr-defined]
+
+
+def test_a_surrogate_pair_in_a_dropped_value_is_accepted_either_way(native: object) -> None:
+    data = (FIXTURES / "22.05" / "squeue.json").read_bytes()
+    at = data.index(b'"jobs"')
+    dropped = b'"admin_comment": "'
+    good = data[:at] + data[at:].replace(dropped, dropped + b"\\ud83d\\ude00", 1)
+    mine = _answer(good, native.prune)  # type: ignore[attr-defined]
+    assert mine == _answer(good, None) and len(mine[0]) == 21  # type: ignore[arg-type]

@@ -2,7 +2,10 @@
 
 A refresh runs the fast commands (squeue, sinfo, sprio, sshare); the slow ones
 (sacctmgr, sacct, scontrol partition/config, sprio weights) run every ``slow_every``
-seconds and are cached in between. A failing command never raises out of
+seconds and are cached in between. The commands of one round run at once (a thread
+and a process each, Runner.run_many) under one deadline, ``timeout`` seconds, so an
+unreachable controller costs one timeout per refresh, not one per command;
+``progress()`` says which are still running. A failing command never raises out of
 ``collect``: its last good output stays in use and the snapshot is marked stale
 with that command's one-line error."""
 
@@ -31,9 +34,10 @@ from collectors.slurm import (
 from collectors.slurm.durations import parse_duration
 from collectors.slurm.errors import ParseError, SlurmReportedError
 from collectors.slurm.json_decode import decode_sacct, decode_sinfo, decode_squeue
-from collectors.slurm.runner import CommandError, Runner
+from collectors.slurm.runner import CommandError, Result, Runner
 
 Parser = Callable[[bytes], Any]
+Command = tuple[str, list[str], Parser]  # status name, argv, parser of its stdout
 
 
 def _text(fn: Callable[[str], Any]) -> Parser:
@@ -69,16 +73,19 @@ class SlurmCollector:
         self._squeue_text = False  # switched on when this Slurm has no --json
         self._need_node_details = False
 
-    # ---- one command ---------------------------------------------------------------
-    def _poll(self, name: str, argv: list[str], parse: Parser) -> Exception | None:
+    # ---- one round -----------------------------------------------------------------
+    def _take(self, name: str, outcome: Result | CommandError, parse: Parser) -> Exception | None:
+        """Parse one command's answer into ``_last``; on failure keep the last good
+        output and record the one-line error."""
         try:
-            out = self.runner.run(name, argv)
+            if isinstance(outcome, CommandError):
+                raise outcome
             try:
-                parsed = parse(out.stdout)
+                parsed = parse(outcome.stdout)
             except (ParseError, SlurmReportedError):
                 raise
             except Exception as exc:  # a parser bug must not take the UI down
-                raise ParseError(f"{name} output", out.stdout[:40], repr(exc)) from None
+                raise ParseError(f"{name} output", outcome.stdout[:40], repr(exc)) from None
         except (CommandError, ParseError, SlurmReportedError) as exc:
             self._errors[name] = str(exc)
             if name in self.runner.status and self.runner.status[name].ok:
@@ -89,41 +96,78 @@ class SlurmCollector:
         self._last[name] = parsed
         return None
 
-    def _squeue(self) -> None:
-        if not self._squeue_text:
-            failed = self._poll("squeue", cmd.SQUEUE_JSON, decode_squeue)
-            err = str(failed) if isinstance(failed, CommandError) else ""
-            # Only squeue itself refusing --json switches to text, never bad output.
-            no_json = ("unrecognized", "plugin", "invalid option", "unknown option")
-            if "json" in err.lower() and any(w in err for w in no_json):
-                self._squeue_text = True
-                self._errors.pop("squeue", None)
+    def _run(self, commands: list[Command], deadline: float) -> dict[str, Exception | None]:
+        """Run the commands at once (Runner.run_many) under ``deadline`` and parse each."""
+        got = self.runner.run_many([(n, a) for n, a, _ in commands], deadline=deadline)
+        return {n: self._take(n, got[n], parse) for n, _, parse in commands}
+
+    def _squeue_command(self) -> Command:
         if self._squeue_text:
-            self._poll("squeue", cmd.SQUEUE_TEXT, _text(self._jobs_from_text))
+            return ("squeue", cmd.SQUEUE_TEXT, _text(self._jobs_from_text))
+        return ("squeue", cmd.SQUEUE_JSON, decode_squeue)
 
     def _jobs_from_text(self, text: str) -> tuple[list[Any], None]:
         rows = squeue_text.parse_squeue_text(text)
         return [mapping.job_from_text(r, self.cluster_tz) for r in rows], None
 
-    def _fast_round(self) -> None:
-        self._squeue()
-        self._poll("sinfo", cmd.SINFO_JSON, decode_sinfo)
-        sinfo = self._last.get("sinfo")
-        self._need_node_details = bool(sinfo) and not sinfo[2]
+    def _fast_commands(self) -> list[Command]:
+        out = [self._squeue_command(), ("sinfo", cmd.SINFO_JSON, decode_sinfo)]
         if self._need_node_details:
-            # 23.02+ sinfo --json groups nodes; exact per-node allocation and GPU
-            # indices come from scontrol.
-            self._poll("scontrol node", cmd.SCONTROL_NODE, _text(scontrol.parse_nodes))
-        self._poll("sprio", cmd.SPRIO, _text(sprio.parse_sprio))
-        self._poll("sshare", cmd.SSHARE, _text(sshare.parse_sshare))
+            out.append(self._scontrol_node)
+        out.append(("sprio", cmd.SPRIO, _text(sprio.parse_sprio)))
+        out.append(("sshare", cmd.SSHARE, _text(sshare.parse_sshare)))
+        return out
 
-    def _slow_round(self) -> None:
-        self._poll("sacctmgr assoc", cmd.SACCTMGR_ASSOC, _text(sacctmgr.parse_assoc))
-        self._poll("sacctmgr qos", cmd.SACCTMGR_QOS, _text(sacctmgr.parse_qos))
-        self._poll("scontrol partition", cmd.SCONTROL_PARTITION, _text(scontrol.parse_partitions))
-        self._poll("scontrol config", cmd.SCONTROL_CONFIG, _text(scontrol.parse_config))
-        self._poll("sprio weights", cmd.SPRIO_WEIGHTS, _text(sprio.parse_sprio_weights))
-        self._poll("sacct", cmd.SACCT_JSON, decode_sacct)
+    _scontrol_node: Command = ("scontrol node", cmd.SCONTROL_NODE, _text(scontrol.parse_nodes))
+
+    def _slow_commands(self) -> list[Command]:
+        return [
+            ("sacctmgr assoc", cmd.SACCTMGR_ASSOC, _text(sacctmgr.parse_assoc)),
+            ("sacctmgr qos", cmd.SACCTMGR_QOS, _text(sacctmgr.parse_qos)),
+            ("scontrol partition", cmd.SCONTROL_PARTITION, _text(scontrol.parse_partitions)),
+            ("scontrol config", cmd.SCONTROL_CONFIG, _text(scontrol.parse_config)),
+            ("sprio weights", cmd.SPRIO_WEIGHTS, _text(sprio.parse_sprio_weights)),
+            ("sacct", cmd.SACCT_JSON, decode_sacct),
+        ]
+
+    def _round(self, slow: bool) -> None:
+        """The round's commands all at once, under one deadline (``runner.timeout``
+        from now); then, within the same deadline, the follow-ups that depend on an
+        answer: squeue as text if it refused --json, and scontrol node when sinfo
+        turned out to be 23.02+'s grouped rows."""
+        deadline = time.monotonic() + self.runner.timeout
+        commands = self._fast_commands() + (self._slow_commands() if slow else [])
+        failed = self._run(commands, deadline)
+        follow: list[Command] = []
+        err = failed["squeue"]
+        err_text = str(err) if isinstance(err, CommandError) else ""
+        # Only squeue itself refusing --json switches to text, never bad output.
+        no_json = ("unrecognized", "plugin", "invalid option", "unknown option")
+        if not self._squeue_text and "json" in err_text.lower() and any(
+            w in err_text for w in no_json
+        ):
+            self._squeue_text = True
+            self._errors.pop("squeue", None)
+            follow.append(self._squeue_command())
+        sinfo = self._last.get("sinfo")
+        # 23.02+ sinfo --json groups nodes; exact per-node allocation and GPU indices
+        # come from scontrol.
+        need = bool(sinfo) and not sinfo[2]
+        if need and not self._need_node_details:
+            follow.append(self._scontrol_node)
+        elif not need:
+            self._errors.pop("scontrol node", None)
+        self._need_node_details = need
+        if follow:
+            self._run(follow, deadline)
+
+    def progress(self) -> list[tuple[str, float]]:
+        """The commands of the current round still running, as (name, seconds running),
+        oldest first; empty between rounds. Safe to call from any thread while
+        ``collect()`` blocks another: a UI can poll it (e.g. every 0.5 s from its own
+        timer while its collect worker waits) and show
+        "connecting to slurm: squeue, sinfo … (3 s)" until the round ends."""
+        return self.runner.progress()
 
     # ---- the snapshot --------------------------------------------------------------
     def collect(self) -> Snapshot:
@@ -132,10 +176,12 @@ class SlurmCollector:
         if self._snapshot is not None and fresh:
             return self._snapshot
         self._fast_at = now
-        self._fast_round()
-        if self._slow_at is None or now - self._slow_at >= self.slow_every or self._slow_failed():
+        slow = (
+            self._slow_at is None or now - self._slow_at >= self.slow_every or self._slow_failed()
+        )
+        if slow:
             self._slow_at = now
-            self._slow_round()
+        self._round(slow)
         try:
             self._snapshot = self._build(now)
         except Exception as exc:  # never a traceback in the TUI: show the last good data

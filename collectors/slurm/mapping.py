@@ -25,7 +25,7 @@ from collectors.slurm.json_decode import job_state, resources
 from collectors.slurm.sacctmgr import Assoc, QosRow
 from collectors.slurm.sprio import SprioRow
 from collectors.slurm.sshare import ShareRow
-from collectors.slurm.table import to_float
+from collectors.slurm.table import to_float, to_int
 from collectors.slurm.timestamps import parse_timestamp
 
 NO_GUARANTEE = "Slurm has no guarantee: GrpTRES is a cap (max) only"
@@ -214,10 +214,9 @@ def job_from_text(r: dict[str, str], tz: dt.tzinfo | None = None) -> ModelJob:
     array_task = r["ArrayTaskID"] if r["ArrayTaskID"] not in ("N/A", "") else None
     start = parse_timestamp(r["StartTime"], tz)
     nodes = r["NodeList"]
-    try:
-        nodes_requested = int(r["NumNodes"])
-    except ValueError:
-        raise ParseError("squeue NumNodes", r["NumNodes"]) from None
+    nodes_requested = to_int(r["NumNodes"], "squeue NumNodes")
+    if nodes_requested is None:
+        raise ParseError("squeue NumNodes", r["NumNodes"])
     return ModelJob(
         id=r["JobID"],
         name=r["Name"],

@@ -2,23 +2,32 @@
 
 Only an allowlist of commands and argument shapes can run: every argv is checked
 before any process starts, so a bug elsewhere cannot turn quotatop into something
-that cancels jobs or edits accounts."""
+that cancels jobs or edits accounts.
+
+Each command runs in its own session (its own process group), its output read with a
+size cap (OUTPUT_CAPS), and the group killed at the deadline; the groups still running
+are registered in collectors/procgroups.py, which kills them at exit and, once the CLI
+installed its handlers, on SIGHUP/SIGTERM. ``Runner.run_many`` runs one round's commands
+at once under a single deadline (docs/slurm.md, "The runner")."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import re
+import selectors
 import shlex
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 
 import psutil
 from msgspec import Struct
 
+from collectors import procgroups
 from collectors.model import SourceStatus
 from collectors.slurm.commands import FORMATS
 
@@ -228,6 +237,33 @@ class Result(Struct):
     latency_ms: float
 
 
+# Most bytes a command may print before it is killed: squeue/sacct --json print about
+# 3.7 KB per job (368 MB at 100k jobs, the size bench/slurm_parse.py is held to), so
+# they get 1 GiB; the other commands print a line or a small object per node, job,
+# association or QoS and get 64 MiB. stderr is capped at 1 MiB for every command.
+MiB = 1 << 20
+OUTPUT_CAPS: dict[str, int] = {"squeue": 1024 * MiB, "sacct": 1024 * MiB}
+DEFAULT_CAP = 64 * MiB
+STDERR_CAP = 1 * MiB
+# Over ssh, at most this many ssh processes at once: the first round opens real
+# connections (the ControlMaster is not up yet) and sshd's default MaxStartups 10:30:100
+# starts refusing beyond ten unauthenticated ones.
+SSH_PARALLEL = 4
+_CHUNK = 1 << 20
+
+
+def output_cap(command: str) -> int:
+    return OUTPUT_CAPS.get(command, DEFAULT_CAP)
+
+
+def _size(n: int) -> str:
+    return f"{n // (1 << 30)} GiB" if n % (1 << 30) == 0 else f"{n // MiB} MiB"
+
+
+def _seconds(s: float) -> str:
+    return f"{round(s, 1):g}"
+
+
 def _reason(text: str, label: str) -> str:
     """The telling line of a client's stderr: its fatal line, else its last line."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
@@ -238,21 +274,67 @@ def _reason(text: str, label: str) -> str:
 
 
 def kill_tree(pid: int) -> None:
-    """Kill a process and every descendant (Slurm clients may fork helpers; ssh
-    forks a ControlMaster)."""
+    """Kill a process and every descendant, its own group first (Slurm clients may
+    fork helpers; a helper that left the group is still found as a descendant).
+    Waits for them to be gone, never longer than a second."""
     try:
         parent = psutil.Process(pid)
         procs = [*parent.children(recursive=True), parent]
     except psutil.NoSuchProcess:
-        return
+        procs = []
+    procgroups.kill(pid)  # start_new_session: the group id is the command's pid
     for p in procs:
         with contextlib.suppress(psutil.Error):
             p.kill()
-    psutil.wait_procs(procs, timeout=5)
+    with contextlib.suppress(psutil.Error):
+        psutil.wait_procs(procs, timeout=1.0)
+
+
+class _Killed(Exception):
+    """Why reading stopped early: the one-line reason, after the group was killed."""
+
+
+def _read_all(proc: subprocess.Popen[bytes], deadline: float, cap: int) -> tuple[bytes, bytes]:
+    """stdout and stderr until both close, reading them as they come (never more than
+    ``cap`` / STDERR_CAP bytes) and never past ``deadline``: at the deadline or over a
+    cap, _Killed is raised and the pipes are left unread."""
+    assert proc.stdout is not None and proc.stderr is not None
+    bufs: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
+    sizes = dict.fromkeys(bufs, 0)
+    caps = {proc.stdout.fileno(): cap, proc.stderr.fileno(): STDERR_CAP}
+    with selectors.DefaultSelector() as sel:
+        for fd in bufs:
+            os.set_blocking(fd, False)
+            sel.register(fd, selectors.EVENT_READ)
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Killed("deadline")
+            for key, _ in sel.select(timeout=left):
+                fd = key.fd
+                try:
+                    chunk = os.read(fd, _CHUNK)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    sel.unregister(fd)
+                    continue
+                sizes[fd] += len(chunk)
+                if sizes[fd] > caps[fd]:
+                    what = "output" if fd == proc.stdout.fileno() else "stderr"
+                    raise _Killed(f"{what} over {_size(caps[fd])}")
+                bufs[fd].append(chunk)
+    out = b"".join(bufs.pop(proc.stdout.fileno()))
+    return out, b"".join(bufs.pop(proc.stderr.fileno()))
 
 
 class Runner:
-    """Runs allowlisted argv locally, or through ``ssh HOST`` when ``ssh_host`` is set."""
+    """Runs allowlisted argv locally, or through ``ssh HOST`` when ``ssh_host`` is set.
+
+    Each command runs in its own session (so its process group is its own), is read
+    with a size cap (``OUTPUT_CAPS``) and is killed, group and all, at its deadline.
+    ``run_many`` runs the commands of one refresh round at once, each in its own
+    thread and process, under one deadline for the round."""
 
     def __init__(
         self,
@@ -270,14 +352,17 @@ class Runner:
         self.connect_timeout = connect_timeout
         self.status: dict[str, SourceStatus] = {}
         self._control_dir: str | None = None
+        self._lock = threading.Lock()
+        self._inflight: dict[str, float] = {}  # command name -> monotonic start
 
     def wire_argv(self, argv: Sequence[str]) -> list[str]:
         """What actually gets exec'd (after the allowlist check)."""
         argv = check_argv(argv)
         if self.ssh_host is None:
             return argv
-        if self._control_dir is None:
-            self._control_dir = tempfile.mkdtemp(prefix="qt-ssh-")
+        with self._lock:
+            if self._control_dir is None:
+                self._control_dir = tempfile.mkdtemp(prefix="qt-ssh-")
         return [
             "ssh",
             "-o",
@@ -295,13 +380,39 @@ class Runner:
             shlex.join(argv),
         ]
 
-    def run(self, name: str, argv: Sequence[str], timeout: float | None = None) -> Result:
+    def progress(self) -> list[tuple[str, float]]:
+        """The commands running now and the seconds each has run, oldest first. Safe
+        to call from any thread while ``run``/``run_many`` blocks another."""
+        now = time.monotonic()
+        with self._lock:
+            items = sorted(self._inflight.items(), key=lambda kv: kv[1])
+        return [(name, now - at) for name, at in items]
+
+    def run(
+        self,
+        name: str,
+        argv: Sequence[str],
+        timeout: float | None = None,
+        *,
+        deadline: float | None = None,
+    ) -> Result:
         """stdout of one command; CommandError (one line) otherwise. The outcome and
-        latency are recorded in ``status[name]`` either way."""
+        latency are recorded in ``status[name]`` either way. ``deadline`` (a
+        time.monotonic() instant) overrides ``timeout``."""
         wire = self.wire_argv(argv)
         started = time.monotonic()
+        if deadline is None:
+            deadline = started + (timeout or self.timeout)
+        with self._lock:
+            self._inflight[name] = started
         try:
-            result = self._exec(wire, timeout or self.timeout)
+            left = deadline - started
+            if left <= 0:
+                raise CommandError(
+                    f"{self._label(wire)}: not started, the round's "
+                    f"{_seconds(self.timeout)} s were over"
+                )
+            result = self._exec(wire, left)
         except CommandError as exc:
             self.status[name] = SourceStatus(
                 name=name,
@@ -311,17 +422,68 @@ class Runner:
                 latency_ms=(time.monotonic() - started) * 1000,
             )
             raise
+        finally:
+            with self._lock:
+                self._inflight.pop(name, None)
         self.status[name] = SourceStatus(
             name=name, ok=True, latency_ms=result.latency_ms, at=time.time()
         )
         return result
 
+    def run_many(
+        self,
+        commands: Sequence[tuple[str, Sequence[str]]],
+        *,
+        deadline: float | None = None,
+    ) -> dict[str, Result | CommandError]:
+        """Run ``(name, argv)`` pairs at once (a thread and a process each; over ssh at
+        most SSH_PARALLEL at a time) under one deadline, by default ``timeout`` from
+        now: the round takes at most about ``timeout``, not one timeout per command.
+        Every argv is checked first; NotAllowed is raised before anything starts."""
+        for _, argv in commands:
+            self.wire_argv(argv)
+        if deadline is None:
+            deadline = time.monotonic() + self.timeout
+        results: dict[str, Result | CommandError] = {}
+        slots = threading.BoundedSemaphore(
+            SSH_PARALLEL if self.ssh_host is not None else max(1, len(commands))
+        )
+
+        def one(name: str, argv: Sequence[str]) -> None:
+            try:
+                with slots:
+                    results[name] = self.run(name, argv, deadline=deadline)
+            except CommandError as exc:
+                results[name] = exc
+            except Exception as exc:  # a bug in one thread must not lose the round
+                results[name] = CommandError(f"{argv[0]}: {exc!r}"[:200])
+
+        if len(commands) == 1:
+            one(*commands[0])
+            return results
+        # Daemon threads: at exit the atexit hook kills their commands; nothing waits.
+        threads = [
+            threading.Thread(target=one, args=(n, a), name=f"slurm {n}", daemon=True)
+            for n, a in commands
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            # Each thread ends by the deadline (plus killing); the margin is for a stall.
+            t.join(max(0.0, deadline - time.monotonic()) + 5.0)
+        for name, argv in commands:
+            if name not in results:
+                results[name] = CommandError(f"{argv[0]}: did not finish by its deadline")
+        return results
+
     def _exec(self, wire: list[str], timeout: float) -> Result:
         path = (self.env or os.environ).get("PATH")
         exe = shutil.which(wire[0], path=path)
+        label = self._label(wire)
         if exe is None:
             raise CommandError(f"{wire[0]}: command not found")
         started = time.monotonic()
+        deadline = started + timeout
         try:
             proc = subprocess.Popen(
                 [exe, *wire[1:]],
@@ -329,25 +491,39 @@ class Runner:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=self.env,
-                start_new_session=True,
+                start_new_session=True,  # its own process group, id = its pid
             )
         except OSError as exc:
             raise CommandError(f"{wire[0]}: {exc.strerror or exc}") from None
+        procgroups.add(proc.pid)
         try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            kill_tree(proc.pid)
-            proc.communicate()
-            raise CommandError(
-                f"{self._label(wire)}: no answer after {timeout:g} s (killed)"
-            ) from None
+            try:
+                out, err = _read_all(proc, deadline, output_cap(label))
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except (_Killed, subprocess.TimeoutExpired) as exc:
+                kill_tree(proc.pid)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=1.0)
+                why = str(exc) if isinstance(exc, _Killed) else "deadline"
+                if why == "deadline":
+                    why = f"no answer after {_seconds(timeout)} s"
+                raise CommandError(f"{label}: {why} (killed)") from None
+        finally:
+            procgroups.discard(proc.pid)
+            for pipe in (proc.stdout, proc.stderr):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
         latency = (time.monotonic() - started) * 1000
         stderr = err.decode(errors="replace")
         if proc.returncode != 0:
-            why = _reason(stderr, self._label(wire)) or f"exit status {proc.returncode}"
+            why = _reason(stderr, label)
+            if not why:
+                rc = proc.returncode
+                why = f"killed by signal {-rc}" if rc < 0 else f"exit status {rc}"
             if self.ssh_host is not None and proc.returncode == 255:
                 why = f"ssh {self.ssh_host}: {why}"
-            raise CommandError(f"{self._label(wire)}: {why}")
+            raise CommandError(f"{label}: {why}")
         return Result(stdout=out, stderr=stderr, latency_ms=latency)
 
     def _label(self, wire: list[str]) -> str:

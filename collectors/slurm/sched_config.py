@@ -5,11 +5,13 @@ the Slurm 22.05 slurm.conf(5) man page documents; each default is named below.""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from collectors.model import SchedulerConfig
 from collectors.slurm.durations import parse_duration
 from collectors.slurm.errors import ParseError
+from collectors.slurm.table import MAX_INT
 from collectors.slurm.tres import tres_key
 
 # The keys whose printed values are kept in SchedulerConfig.raw (for the UI).
@@ -67,9 +69,12 @@ def _value(config: Mapping[str, str], key: str) -> str | None:
 
 def _number(text: str, what: str) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise ParseError(what, text, "not a number") from None
+    if not (math.isfinite(value) and abs(value) <= MAX_INT):
+        raise ParseError(what, text, f"out of range (at most 2^53 = {MAX_INT})")
+    return value
 
 
 def _seconds(config: Mapping[str, str], key: str, default: float | None) -> float | None:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 from collectors.slurm.errors import ParseError
+
+# Slurm keeps priorities and counts in 16 to 64 bits; a number beyond 2^53 (exact as a
+# float, and as a JSON number elsewhere) is not one Slurm meant, and one beyond 2^64
+# cannot even be written to a recording (msgpack). Out of range is a ParseError.
+MAX_INT = 2**53
 
 
 def rows(
@@ -30,8 +37,8 @@ def to_float(text: str, what: str) -> float | None:
         value = float(text)
     except ValueError:
         raise ParseError(what, text, "not a number") from None
-    if value != value:  # NaN
-        raise ParseError(what, text, "not a number")
+    if not math.isfinite(value):  # NaN, or a number too large for a float (1e999)
+        raise ParseError(what, text, "not a finite number")
     return value
 
 
@@ -39,6 +46,8 @@ def to_int(text: str, what: str) -> int | None:
     text = text.strip()
     if text in ("", "N/A", "(null)", "UNLIMITED"):
         return None
-    if not (text.isascii() and text.lstrip("-").isdigit()):
+    if not (text.isascii() and text.removeprefix("-").isdigit()):
         raise ParseError(what, text, "not an integer")
-    return int(text)
+    if len(text) > 20 or abs(value := int(text)) > MAX_INT:  # (no 4,300-digit int() error)
+        raise ParseError(what, text, f"out of range (at most 2^53 = {MAX_INT})")
+    return value

@@ -545,15 +545,37 @@ impl<'a, 'k> Pruner<'a, 'k> {
         match self.peek() {
             Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.i += 1,
             Some(b'u') => {
-                let hex = self.b.get(self.i + 1..self.i + 5);
-                if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
-                    return self.fail("bad \\u escape");
-                }
+                let unit = self.hex4(self.i + 1)?;
                 self.i += 5;
+                // As msgspec (and RFC 8259's UTF-16 rule): a high surrogate must be
+                // followed by an escaped low one, and a low one never stands alone,
+                // or a dropped value would let through what msgspec refuses.
+                if (0xDC00..0xE000).contains(&unit) {
+                    return self.fail("lone utf-16 surrogate");
+                }
+                if (0xD800..0xDC00).contains(&unit) {
+                    if self.b.get(self.i..self.i + 2) != Some(b"\\u".as_slice()) {
+                        return self.fail("lone utf-16 surrogate");
+                    }
+                    if !(0xDC00..0xE000).contains(&self.hex4(self.i + 2)?) {
+                        return self.fail("lone utf-16 surrogate");
+                    }
+                    self.i += 6;
+                }
             }
             _ => return self.fail("bad escape"),
         }
         Ok(())
+    }
+
+    /// The four hex digits at `at` as a UTF-16 code unit.
+    fn hex4(&self, at: usize) -> Result<u32> {
+        match self.b.get(at..at + 4) {
+            Some(h) if h.iter().all(u8::is_ascii_hexdigit) => {
+                Ok(h.iter().fold(0, |n, &c| n * 16 + (c as char).to_digit(16).unwrap_or(0)))
+            }
+            _ => self.fail("bad \\u escape"),
+        }
     }
 }
 
@@ -631,6 +653,12 @@ mod tests {
     }
 
     #[test]
+    fn surrogate_pairs_in_a_dropped_value_are_json() {
+        let doc = r#"{"jobs": [{"id": 1, "x": "\ud83d\ude00 \uD800\uDC00 \u00e9"}]}"#;
+        assert_eq!(run(doc, &["id"]).unwrap(), r#"{"jobs":[{"id":1}]}"#);
+    }
+
+    #[test]
     fn numbers_of_any_length_are_read_whole() {
         let doc =
             r#"{"jobs": [{"id": 12345678901234567890.5e+10, "x": 1796228976, "y": -0.25E-3}]}"#;
@@ -675,6 +703,13 @@ mod tests {
             r#"{"jobs": [{"x": 1}] } extra"#,
             "{\"jobs\": [{\"x\": \"a\tb\"}]}",
             r#"{"jobs": [{"x": "\u12g4"}]}"#,
+            r#"{"jobs": [{"x": "\ud800"}]}"#,
+            r#"{"jobs": [{"x": "\uDBFFa"}]}"#,
+            r#"{"jobs": [{"x": "\ud800\n"}]}"#,
+            r#"{"jobs": [{"x": "\ud800\u0041"}]}"#,
+            r#"{"jobs": [{"x": "\ud800\ud800"}]}"#,
+            r#"{"jobs": [{"x": "\udc00"}]}"#,
+            r#"{"jobs": [{"x": ["\udfff"]}]}"#,
             r#"{"jobs": [{"x": 1234567:}]}"#,
             r#"{"jobs": [{"x": 12345678901234567a}]}"#,
             r#"[1]"#,

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from collectors import procgroups
 from quotatop.errors import UserError
 from quotatop.flags import MAX_FRAMES, number, seconds
 
@@ -102,15 +103,25 @@ def run(args: argparse.Namespace) -> int:
     def stop(*_: object) -> None:
         nonlocal stopping
         stopping = True
+        # A command still running would hold the stop up to its timeout: end it now.
+        procgroups.kill_all()
 
     signal.signal(signal.SIGTERM, stop)
+    good = False  # any frame with data, not only a stale source's empty answer
+    why = ""
     try:
         n = 0
         while not stopping and (args.frames is None or n < args.frames):
             t0 = time.monotonic()
             snap = source.collect()
+            if stopping:
+                break  # its commands were killed by the stop: not a frame to keep
             seq = recorder.append(snap)
             n += 1
+            if snap.stale and not (snap.jobs or snap.nodes or snap.teams):
+                why = why or (snap.stale_reason or "no reason given")
+            else:
+                good = True
             if args.progress:
                 print(f"frame {seq} at {snap.taken_at:.3f}", flush=True)
             delay = args.interval - (time.monotonic() - t0)
@@ -123,6 +134,14 @@ def run(args: argparse.Namespace) -> int:
         source.close()
         if pidfile and pidfile.exists() and pidfile.read_text().strip() == str(os.getpid()):
             pidfile.unlink()
+    if n and not good:
+        # Every frame came back empty and stale (no squeue, no controller, ...): the
+        # recording holds nothing to replay, and a script must not take it for one.
+        reason = why.removeprefix(f"{args.source}: ")
+        raise UserError(
+            f"{args.source}: no data in {recorder.frames_written} frame(s) recorded "
+            f"to {args.out}: {reason}"
+        )
     if not args.daemon:
         print(f"recorded {recorder.frames_written} frames to {args.out}", file=sys.stderr)
     return 0

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
+from collections.abc import Callable
+from typing import Any, TextIO
 
 from quotatop.errors import UserError
 from quotatop.flags import seconds
@@ -24,6 +27,59 @@ def _summary(snap) -> str:
     return "\n".join(lines)
 
 
+PROGRESS_AFTER = 1.0  # seconds before "connecting to ..." is shown
+
+
+def progress_line(source: str, running: list[tuple[str, float]]) -> str:
+    """``connecting to slurm: squeue, sinfo, sprio … (3 s)``."""
+    names = [n for n, _ in running]
+    shown = ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
+    return f"connecting to {source}: {shown} ({max(s for _, s in running):.0f} s)"
+
+
+def collect_showing_progress(collector: Any, out: TextIO = sys.stderr) -> Any:
+    """``collector.collect()``; when it takes longer than PROGRESS_AFTER and the
+    collector can say what it waits for (``progress()``), one line on ``out`` names
+    the commands still running. On a terminal the line is kept current and erased
+    at the end; elsewhere it is printed once."""
+    progress: Callable[[], list[tuple[str, float]]] | None = getattr(
+        collector, "progress", None
+    )
+    if progress is None:
+        return collector.collect()
+    done = threading.Event()
+    tty = out.isatty()
+
+    def watch() -> None:
+        shown = False
+        wait = PROGRESS_AFTER
+        while not done.wait(wait):
+            wait = 1.0
+            running = progress()
+            if not running:
+                continue
+            line = progress_line(collector.name, running)
+            if tty:
+                out.write(f"\r\x1b[K{line}")
+                out.flush()
+            elif not shown:
+                print(line, file=out, flush=True)
+            shown = True
+            if not tty:
+                return
+        if tty and shown:
+            out.write("\r\x1b[K")
+            out.flush()
+
+    watcher = threading.Thread(target=watch, name="progress", daemon=True)
+    watcher.start()
+    try:
+        return collector.collect()
+    finally:
+        done.set()
+        watcher.join(2.0)
+
+
 def run(args: argparse.Namespace) -> int:
     from collectors.config import load_config
     from collectors.model import to_json
@@ -38,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
                               recording=args.recording)
     collector = open_source(args.source, opts)
     try:
-        snap = collector.collect()
+        snap = collect_showing_progress(collector)
     finally:
         collector.close()
     if not snap.jobs and not snap.nodes and not snap.teams and snap.stale:
