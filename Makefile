@@ -26,6 +26,8 @@ system-deps:
 
 lint: build
 	$(BIN)/ruff check .
+	cargo fmt --check --manifest-path $(CARGO_MANIFEST)
+	cargo fmt --check --manifest-path $(PRUNE_MANIFEST)
 	cargo clippy --manifest-path $(CARGO_MANIFEST) --all-targets -- -D warnings
 	PYO3_PYTHON=$(abspath $(BIN)/python) cargo clippy --manifest-path $(CARGO_MANIFEST) --features python -- -D warnings
 	cargo clippy --manifest-path $(PRUNE_MANIFEST) --all-targets -- -D warnings

@@ -571,9 +571,9 @@ impl<'a, 'k> Pruner<'a, 'k> {
     /// The four hex digits at `at` as a UTF-16 code unit.
     fn hex4(&self, at: usize) -> Result<u32> {
         match self.b.get(at..at + 4) {
-            Some(h) if h.iter().all(u8::is_ascii_hexdigit) => {
-                Ok(h.iter().fold(0, |n, &c| n * 16 + (c as char).to_digit(16).unwrap_or(0)))
-            }
+            Some(h) if h.iter().all(u8::is_ascii_hexdigit) => Ok(h
+                .iter()
+                .fold(0, |n, &c| n * 16 + (c as char).to_digit(16).unwrap_or(0))),
             _ => self.fail("bad \\u escape"),
         }
     }
