@@ -81,3 +81,32 @@ def test_a_missing_prometheus_url_names_the_flag_and_the_config_key() -> None:
     with pytest.raises(UserError) as e:
         open_source("prometheus", SourceOptions())
     assert "--prometheus-url" in str(e.value) and "[sources.prometheus]" in str(e.value)
+
+
+async def test_the_header_says_what_it_is_connecting_to_before_any_data() -> None:
+    """A source that takes its time: the first screen names it and the requests in
+    flight (from the collector's progress), not a bare header; then the data."""
+    import threading
+
+    from tests_tui_helpers import screen_text
+
+    gate = threading.Event()
+
+    class Slow(FixedCollector):
+        def collect(self):  # type: ignore[no-untyped-def]
+            gate.wait(10)
+            return super().collect()
+
+        def progress(self) -> list[tuple[str, float]]:
+            return [] if gate.is_set() else [("squeue", 3.2), ("sinfo", 3.1), ("sprio", 3.0),
+                                            ("sshare", 2.9)]
+
+    app = QuotatopApp(Slow(name="slurm"), refresh=60, clock=frozen_clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause(0.2)
+        text = screen_text(app)
+        assert "connecting to slurm: squeue, sinfo, sprio … (3 s)" in text
+        gate.set()
+        await loaded(pilot)
+        await pilot.pause(0.1)
+        assert "connecting to" not in screen_text(app)

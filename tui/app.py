@@ -134,6 +134,7 @@ class QuotatopApp(App[None]):
         self.main = self.screen
         self.sub_title = self.collector.name
         self.poll()
+        self._paint_header()  # "connecting to …" at once, before any data
         self.set_interval(self.refresh_seconds, self.poll)
         self.set_interval(1.0, self._tick)
 
@@ -335,11 +336,19 @@ class QuotatopApp(App[None]):
         if n_open:
             t.append(" │ ")
             t.append(f"▲ {n_open} incident{'s' if n_open > 1 else ''}", style="bold yellow")
+        waiting = self._in_flight()
         if snap is not None:
             t.append(f" │ {snap.cluster or 'cluster'} │ {snap.source or self.collector.name}")
             age = duration(now - self.last_ok) if self.last_ok is not None else "—"
             t.append(f" │ refreshed {age} ago")
             t.append(f" │ every {self.refresh_seconds:g}s", style="dim")
+            if waiting and waiting[0][1] >= 2:  # a slow round: say what it waits for
+                t.append(f" │ waiting for {_names(waiting)}", style="dim")
+        elif not self.failure:
+            # Nothing to show yet: say what is being asked, not a blank screen.
+            t.append(f" │ connecting to {self.collector.name}", style="bold")
+            if waiting:
+                t.append(f": {_names(waiting)}")
         self.main.query_one("#header", Static).update(t)
         banner = self.main.query_one("#banner", Static)
         reason = None
@@ -365,6 +374,17 @@ class QuotatopApp(App[None]):
             banner.add_class("shown")
         else:
             banner.remove_class("shown")
+
+    def _in_flight(self) -> list[tuple[str, float]]:
+        """The source's requests still running (a collector that can say so, such as
+        Slurm's: its commands and their seconds); read, never run, from here."""
+        progress = getattr(self.collector, "progress", None)
+        if progress is None:
+            return []
+        try:
+            return list(progress())
+        except Exception:  # progress is a courtesy: never a reason to fail the header
+            return []
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self._paint_active()
@@ -447,3 +467,10 @@ class QuotatopApp(App[None]):
             return
         self.push_screen(JobDetailScreen(event.job, self.data.predictions.get(event.job),
                                          self.data.derived.unit, self.data.now))
+
+
+def _names(in_flight: list[tuple[str, float]]) -> str:
+    """"squeue, sinfo, sprio … (3 s)": the oldest request's age."""
+    names = [n for n, _ in in_flight]
+    shown = ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
+    return f"{shown} ({in_flight[0][1]:.0f} s)"
