@@ -223,8 +223,10 @@ def core_policy(policy: str, resolution: float = 1.0,
         return Policy(bf_resolution=resolution)
     fcfs = PriorityWeights(age=0.0, fairshare=0.0, qos=0.0)  # ties by submit time: FCFS
     backfill = {"fifo": "none", "easy": "easy", "conservative": "conservative"}[policy]
+    # Reservations leave the capacity idle now to backfill: a job that fits beside the
+    # head's reservation is not held (textbook EASY; tests/test_textbook_easy.py).
     return Policy(weights=fcfs, backfill=backfill, bf_resolution=resolution,
-                  preemption=preemption)
+                  preemption=preemption, reserve_busy_first=True)
 
 
 def simulate_trace(trace: Trace, policy: str, *, nodes: int | None = None,

@@ -53,6 +53,9 @@ class Policy(Struct, kw_only=True, forbid_unknown_fields=True):
     # Seconds between fair-share recalculations over the horizon (priority "source",
     # fairshare "fair_tree", the snapshot's share tree); 0: factors stay as reported.
     fairshare_period: float = 0.0
+    # A reservation takes capacity that frees up by its start before capacity idle now,
+    # so the idle capacity stays for backfill (textbook EASY; docs/policy.md).
+    reserve_busy_first: bool = False
 
 
 _encoder = msgspec.msgpack.Encoder()

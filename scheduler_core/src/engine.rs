@@ -1286,12 +1286,21 @@ impl<'a, 'p> Engine<'a, 'p> {
                 times.push(rv.end);
             }
         }
+        // Busy first: order by what is free now in the job's main resource, then by fit at
+        // the reservation's start, so the reservation leaves idle capacity to backfill.
+        let unit = if need[GPU] > 0.0 { GPU } else { CPU };
         for tau in self.grid(t, &times) {
             let mut cands: Vec<((f64, f64, f64), usize)> = Vec::new();
             for &n in &eligible {
                 let f = self.free_at(n, tau, res);
                 if fits(&f, &need) && self.clear_of(n, tau, tau + dur, &need, res) {
-                    cands.push((self.score(&f, &need), n));
+                    let s = self.score(&f, &need);
+                    let s = if self.p.reserve_busy_first {
+                        (self.c.nodes[n].free[unit], s.0, s.1)
+                    } else {
+                        s
+                    };
+                    cands.push((s, n));
                 }
             }
             if let Some(v) = pick(cands, job.nn) {

@@ -178,6 +178,8 @@ pub struct RawPolicy {
     pub runtimes: String,
     #[serde(default)]
     pub fairshare_period: f64,
+    #[serde(default)]
+    pub reserve_busy_first: bool,
 }
 
 /// The validated policy the engine runs with.
@@ -204,6 +206,9 @@ pub struct Policy {
     /// Seconds between fair-share recalculations over a prediction's horizon
     /// (with `priority = source` and Fair Tree); 0: the factors stay as reported.
     pub fairshare_period: f64,
+    /// A reservation takes the capacity that frees up by its start before capacity
+    /// that is idle now, leaving the idle capacity to backfill (textbook EASY).
+    pub reserve_busy_first: bool,
 }
 
 impl Default for Policy {
@@ -326,6 +331,7 @@ impl Policy {
             priority,
             runtimes,
             fairshare_period: r.fairshare_period,
+            reserve_busy_first: r.reserve_busy_first,
         })
     }
 }
