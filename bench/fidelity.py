@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -25,6 +26,8 @@ from harness.slurm_cluster import SlurmCluster  # noqa: E402
 
 
 def main() -> int:
+    # A TERM (timeout, kill) unwinds through the cluster's `with`, which stops its daemons.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=1, help="workloads, each on a fresh cluster")
     ap.add_argument("--dump", help="write each run's observations (JSON) to this path prefix")

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,8 +92,11 @@ USAGE_SECONDS = 60
 # What fills the cluster before the queue: all 64 GPUs busy at once within every
 # limit (alice and bob at QoS normal's 16 GPUs per user, dave within elastic-pool's
 # 24), whole-node jobs first so that the rest cannot fragment them; ends staggered.
-FILL = ["vp-h100x8", "vp-h100x8", "np-a100-2x8", "ep-8", "ep-low-8", "np-erin-8",
-        "ve-a100x4", "ne-low-2", "ne-low-2"]
+# Alice's 16 are one 2-node job, not two 1-node jobs of one length: two jobs that end
+# within one backfill interval leave Slurm's choice between her 2-node and 1-node jobs
+# to the phase of its backfill timer, a race no predictor can call.
+FILL = ["np-a100-2x8", "ve-a100x4", "vp-2x8", "ep-8", "ep-low-8", "np-erin-8",
+        "ne-low-2", "ne-low-2"]
 # The measured queue, in submission order.
 QUEUE = [
     "vp-h100x8", "np-4", "ve-a100x4", "ep-8", "np-int-1", "vp-2x8", "np-high-4",
@@ -122,8 +126,10 @@ class Observation:
     ends: dict[str, float] = field(default_factory=dict)  # actual ends of fill and queue
 
 
-def _submit(cluster: SlurmCluster, kind: Kind, payload: str | None = None) -> str:
-    job_id, _, proc = cluster.sbatch(kind.user, kind.account, kind.qos, *kind.argv(),
+def _submit(cluster: SlurmCluster, kind: Kind, payload: str | None = None,
+            hold: bool = False) -> str:
+    extra = ["--hold"] if hold else []
+    job_id, _, proc = cluster.sbatch(kind.user, kind.account, kind.qos, *kind.argv(), *extra,
                                      payload=payload or f"sleep {kind.sleep}", check=False)
     if not job_id:
         raise RuntimeError(f"sbatch {kind} failed: {proc.stderr.strip()}")
@@ -246,11 +252,17 @@ def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float =
     t0 = time.monotonic()
     history(cluster)
     log(f"history done in {time.monotonic() - t0:.0f} s")
+    # The queue is submitted held, before the fill: submitting 40 jobs takes ~25 s on
+    # this 2-core machine, and the shortest fill jobs would end before the prediction.
+    # Released all at once once the fill runs, the queue meets a full cluster.
+    with ThreadPoolExecutor(4) as pool:
+        ids = list(pool.map(lambda k: _submit(cluster, KINDS[k], hold=True), QUEUE))
+    kinds: dict[str, str] = dict(zip(ids, QUEUE, strict=True))
+    t_fill = time.monotonic()
     fill_ids = [_submit(cluster, KINDS[k]) for k in FILL]
     cluster.wait_until(lambda: not _pending(cluster, fill_ids), 60, "the fill to start")
-    kinds: dict[str, str] = {}
-    for k in QUEUE:
-        kinds[_submit(cluster, KINDS[k])] = k
+    cluster.run(["scontrol", "release", ",".join(ids)])
+    log(f"fill started and queue released in {time.monotonic() - t_fill:.0f} s")
     # One backfill cycle (bf_interval) and a priority pass, so that squeue --start
     # has Slurm's own estimates when both are taken.
     time.sleep(settle)
