@@ -60,10 +60,13 @@ def slope(points: list[tuple[float, float]]) -> float:
     return sum((x - mx) * (y - my) for x, y in points) / den if den else float("nan")
 
 
-async def soak(args: argparse.Namespace, proc: psutil.Process) -> list[tuple[float, float, float, int]]:
+Sample = tuple[float, float, float, int]  # seconds, RSS MB, CPU %, collects so far
+
+
+async def soak(args: argparse.Namespace, proc: psutil.Process) -> list[Sample]:
     source = Evolving(args.jobs)
     app = QuotatopApp(source, refresh=args.refresh)  # type: ignore[arg-type]
-    samples: list[tuple[float, float, float, int]] = []
+    samples: list[Sample] = []
     async with app.run_test(size=(160, 48)) as pilot:
         t0 = time.monotonic()
         proc.cpu_percent(None)
