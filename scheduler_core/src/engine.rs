@@ -727,25 +727,33 @@ impl<'a, 'p> Engine<'a, 'p> {
                 ));
             }
         }
-        if self.p.quota != QuotaMode::Off {
-            let team = &self.c.teams[job.team];
-            for d in (0..3).chain(job.qdim) {
-                let ask = need_in(&job.total, d);
-                if ask > team.m[d] {
-                    return Some((
-                        format!(
-                            "rejected: asks {} {}, more than team {}'s max of {}",
-                            fmt_amount(ask),
-                            self.dim_label(d),
-                            team.name,
-                            fmt_amount(team.m[d])
-                        ),
-                        format!("team {} max {}", team.name, self.dim_key(d)),
-                    ));
-                }
+        self.reject_over_team_max(j)
+            .or_else(|| self.reject_check_shape(j))
+    }
+
+    /// A request over its team's max (a quota it can never get inside), unless quotas are off.
+    fn reject_over_team_max(&self, j: usize) -> Option<(String, String)> {
+        if self.p.quota == QuotaMode::Off {
+            return None;
+        }
+        let job = &self.c.jobs[j];
+        let team = &self.c.teams[job.team];
+        for d in (0..3).chain(job.qdim) {
+            let ask = need_in(&job.total, d);
+            if ask > team.m[d] {
+                return Some((
+                    format!(
+                        "rejected: asks {} {}, more than team {}'s max of {}",
+                        fmt_amount(ask),
+                        self.dim_label(d),
+                        team.name,
+                        fmt_amount(team.m[d])
+                    ),
+                    format!("team {} max {}", team.name, self.dim_key(d)),
+                ));
             }
         }
-        self.reject_check_shape(j)
+        None
     }
 
     /// The snapshot's QoS and team fields as limits (no limit list).
@@ -807,24 +815,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 }
             }
         }
-        if self.p.quota != QuotaMode::Off {
-            for d in (0..3).chain(job.qdim) {
-                let ask = need_in(&job.total, d);
-                if ask > team.m[d] {
-                    return Some((
-                        format!(
-                            "rejected: asks {} {}, more than team {}'s max of {}",
-                            fmt_amount(ask),
-                            self.dim_label(d),
-                            team.name,
-                            fmt_amount(team.m[d])
-                        ),
-                        format!("team {} max {}", team.name, self.dim_key(d)),
-                    ));
-                }
-            }
-        }
-        None
+        self.reject_over_team_max(j)
     }
 
     /// The submit counts of the snapshot's QoS and team fields.
