@@ -25,7 +25,12 @@ from typing import Any
 from collectors.k8s import reflector as rf
 from collectors.k8s import visibility as vis
 from collectors.k8s.kubeconfig import KubeconfigError, check_kubeconfig
-from collectors.k8s.kueue import cluster_queue_to_team, cohort_to_team, workload_to_job
+from collectors.k8s.kueue import (
+    cluster_queue_partition,
+    cluster_queue_to_team,
+    cohort_to_team,
+    workload_to_job,
+)
 from collectors.k8s.pods import condition, parse_time, pod_requests, pod_state, qos_class
 from collectors.k8s.quantity import MIB, convert, convert_quota, parse_quantity, resource_key
 from collectors.model import (
@@ -316,6 +321,9 @@ class KubernetesCollector:
         snap.qos = self._qos()
         snap.teams = self._teams(ns_team, lq_cq)
         snap.jobs = self._jobs(ns_team, lq_cq)
+        flavors = {f["metadata"]["name"]: f for f in self._items("resourceflavors")}
+        snap.partitions = [cluster_queue_partition(cq, flavors, snap.nodes)
+                           for cq in self._items("clusterqueues")]
         self._fill_node_allocation(snap)
         self._fill_queue_positions(snap, lq_cq, now)
         return snap
@@ -478,6 +486,12 @@ class KubernetesCollector:
             name = cq["metadata"]["name"]
             out.append(cluster_queue_to_team(cq, flavors, feeders.get(name, [])))
         out += [cohort_to_team(c) for c in self._items("cohorts")]
+        # Kueue creates a cohort implicitly when a ClusterQueue or Cohort names one that
+        # has no object of its own: it exists, with no quota. Add it, so that every
+        # parent named is a team (the core refuses a parent it does not know).
+        known = {t.name for t in out}
+        for name in sorted({t.parent for t in out if t.parent and t.parent not in known}):
+            out.append(Team(name=name, source_notes=["Kueue cohort (implicit: no object)"]))
         return sorted(out, key=lambda t: t.name)
 
     def _nodes(self) -> list[Node]:

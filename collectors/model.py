@@ -219,6 +219,9 @@ class SchedulerConfig(Struct, kw_only=True, omit_defaults=True):
     # What a running job adds to its association's fair-share usage per second, per
     # unit of each resource (Slurm TRESBillingWeights); {} = one per CPU.
     billing: dict[str, float] = {}
+    # How nodes are picked for a job: "consecutive" (runs of consecutive nodes, the
+    # tightest first, best fit by free CPUs), None = the core's default best fit.
+    placement: str | None = None
 
 
 class ShareNode(Struct, kw_only=True, omit_defaults=True):

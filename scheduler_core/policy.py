@@ -13,7 +13,7 @@ from msgspec import Struct
 
 FairShareMode = Literal["classic", "fair_tree"]
 BackfillMode = Literal["none", "easy", "conservative"]
-PlacementMode = Literal["best_fit", "spread"]
+PlacementMode = Literal["best_fit", "spread", "consecutive"]
 PreemptMode = Literal["requeue", "suspend", "cancel"]
 QuotaMode = Literal["enforce", "max_only", "off"]
 PassesMode = Literal["grid", "events"]

@@ -54,6 +54,8 @@ def site_policy(snapshot: Any, runtimes: Runtimes = "estimate") -> Policy:
         settings["fairshare_period"] = float(calc)
     if cfg.favor_small is not None:
         settings["favor_small"] = bool(cfg.favor_small)
+    if getattr(cfg, "placement", None) in ("consecutive", "best_fit", "spread"):
+        settings["placement"] = cfg.placement
     if cfg.backfill in ("none", "easy", "conservative"):
         settings["backfill"] = cfg.backfill
     if cfg.bf_max_job_test is not None and cfg.bf_max_job_test >= 1:

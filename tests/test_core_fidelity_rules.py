@@ -364,3 +364,86 @@ def test_fair_tree_is_ranked_again_as_running_jobs_add_usage() -> None:
     ranked_again = starts(60.0)
     assert ranked_again["pv"] == NOW + 100
     assert ranked_again["pu"] != NOW + 100
+
+
+# ------------------------------------------------------- 6. node choice (placement)
+
+def _four_nodes_with(running_jobs: list[Job], pend: list[Job], placement: str
+                     ) -> dict[str, scheduler_core.Prediction]:
+    return run(running_jobs + pend, node_list=nodes(4), placement=placement)
+
+
+def _busy(id: str, node: str, gpu: float, cpu: float) -> Job:
+    return Job(id=id, state="running", request={"gpu": gpu, "cpu": cpu}, nodes=[node],
+               start_time=NOW - 100, time_limit=5100)
+
+
+def test_consecutive_takes_the_tightest_run_of_nodes_not_the_tightest_node() -> None:
+    """n1 is full; n3 runs a 2-GPU, 10-CPU job. A 1-GPU job can go to n0, n2 or n3:
+    the runs of consecutive candidates are {n0} (64 free CPUs) and {n2, n3} (118).
+    Slurm's rule takes the run with the fewest CPUs that holds the job: n0. Best fit
+    by GPUs left takes n3. A 2-node job of 4 GPUs a node needs a run of two: {n2, n3}
+    — best fit would pair n3 with n0."""
+    busy = [_busy("full", "n1", 8, 8), _busy("part", "n3", 2, 10)]
+    one = [Job(id="one", request={"gpu": 1, "cpu": 1}, submit_time=NOW - 100, time_limit=600)]
+    two = [Job(id="two", request={"gpu": 8, "cpu": 2}, nodes_requested=2,
+                submit_time=NOW - 100, time_limit=600)]
+    assert _four_nodes_with(busy, one, "consecutive")["one"].nodes == ["n0"]
+    assert _four_nodes_with(busy, one, "best_fit")["one"].nodes == ["n3"]
+    assert _four_nodes_with(busy, two, "consecutive")["two"].nodes == ["n2", "n3"]
+    assert _four_nodes_with(busy, two, "best_fit")["two"].nodes == ["n0", "n3"]
+
+
+def test_consecutive_best_fit_by_cpus_inside_the_run() -> None:
+    """All four nodes take the job and form one run; inside it one node is chosen by
+    the fewest free CPUs: n2 (40 free) over n1 (50 free), though n1 has fewer GPUs
+    left."""
+    busy = [_busy("a", "n1", 6, 14), _busy("b", "n2", 1, 24)]
+    one = [Job(id="one", request={"gpu": 1, "cpu": 1}, submit_time=NOW - 100, time_limit=600)]
+    assert _four_nodes_with(busy, one, "consecutive")["one"].nodes == ["n2"]
+    assert _four_nodes_with(busy, one, "best_fit")["one"].nodes == ["n1"]
+
+
+def test_consecutive_while_no_run_holds_the_job_the_biggest_goes_first() -> None:
+    """n2 is full. Runs: {n0, n1} with 20 free CPUs (holds a 2-node job) and {n3}
+    with 64. Slurm's comparison lets a run that cannot hold the rest replace one that
+    can when it has more CPUs, so n3 is taken first, then the fewest-CPU node of
+    {n0, n1} for the one node left: n1 (8 free) — as job_test.c does."""
+    busy = [_busy("f", "n2", 8, 8), _busy("a", "n0", 1, 52), _busy("b", "n1", 1, 56)]
+    two = [Job(id="two", request={"gpu": 2, "cpu": 2}, nodes_requested=2,
+                submit_time=NOW - 100, time_limit=600)]
+    assert _four_nodes_with(busy, two, "consecutive")["two"].nodes == ["n1", "n3"]
+
+
+def test_site_policy_picks_consecutive_for_cons_tres_only() -> None:
+    from collectors.slurm.sched_config import scheduler_config
+    from scheduler_core.site import site_policy
+
+    base = {"SelectType": "select/cons_tres", "SelectTypeParameters": "CR_Core_Memory"}
+    assert site_policy(Snapshot(scheduler=scheduler_config(base))).placement == "consecutive"
+    for extra in ({"SelectTypeParameters": "CR_Core_Memory,CR_LLN"},
+                  {"TopologyPlugin": "topology/tree"},
+                  {"SchedulerParameters": "bf_busy_nodes"},
+                  {"SelectType": "select/linear"}):
+        cfg = scheduler_config({**base, **extra})
+        assert site_policy(Snapshot(scheduler=cfg)).placement == "best_fit", extra
+
+
+# ----------------------------------------------- 7. a queue that states its order
+
+def test_a_stated_queue_position_orders_before_priority() -> None:
+    """One 8-GPU node, busy until +1000; every job asks all of it for 600 s. By age
+    alone a (oldest) goes first. The source states team x's queue as b, a (Kueue's
+    visibility API does) and team y's as c: positions first, so b and c (both at
+    place 0, b older) run before a: b +1000, c +1600, a +2200."""
+    r = Job(id="r", state="running", request={"gpu": 8}, nodes=["n0"], start_time=NOW - 100,
+            time_limit=1100)
+    jobs = [r, pending("a", 8, age=300, team="x"), pending("b", 8, age=200, team="x"),
+            pending("c", 8, age=100, team="y")]
+    plain = run(jobs, node_list=nodes(1))
+    assert [plain[j].start - NOW for j in "abc"] == [1000, 1600, 2200]
+    stated = [r, pending("a", 8, age=300, team="x", queue_position=1),
+              pending("b", 8, age=200, team="x", queue_position=0),
+              pending("c", 8, age=100, team="y", queue_position=0)]
+    got = run(stated, node_list=nodes(1))
+    assert [got[j].start - NOW for j in "bca"] == [1000, 1600, 2200]

@@ -260,3 +260,34 @@ def test_both_versions_served_prefers_v1beta2_with_the_same_result(
         )
 
     assert essence(both) == essence(old)
+
+
+def test_predictions_start_from_the_stated_positions(server_factory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The core orders cq-nlp's queue by the positions the visibility API states: the
+    order follows them, and when the stated places are swapped, so is the order. (The
+    snapshot's implicit cohort "org", named by cohort "ai" with no object of its own,
+    is a team too: the core refuses a parent it does not know.)"""
+    import msgspec
+
+    import scheduler_core
+    from scheduler_core.site import site_policy
+
+    snap = collect(server_factory(), tmp_path)
+    # The seeded a100 nodes are drained or down; back up, they can run cq-nlp's queue.
+    snap = msgspec.structs.replace(snap, nodes=[
+        msgspec.structs.replace(n, state="idle") if n.state in ("drain", "down") else n
+        for n in snap.nodes])
+    pos = {j.id: j.queue_position for j in snap.jobs
+           if j.queue_position is not None and j.id.startswith("nlp/")}
+    assert pos == {"nlp/job-big-5c2d1": 0, "nlp/job-small-7d3e4": 1}
+
+    def first(s: Snapshot) -> list[str]:
+        """The cq-nlp jobs that start now: 16 GPUs of quota hold one of them, not both."""
+        rows = scheduler_core.predict(s, site_policy(s), 7 * 86400)
+        return [p.job_id for p in rows if p.job_id in pos and p.state == "starts_now"]
+
+    assert first(snap) == ["nlp/job-big-5c2d1"]
+    swapped = msgspec.structs.replace(snap, jobs=[
+        msgspec.structs.replace(j, queue_position=1 - pos[j.id]) if j.id in pos else j
+        for j in snap.jobs])
+    assert first(swapped) == ["nlp/job-small-7d3e4"]

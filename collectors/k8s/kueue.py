@@ -12,7 +12,17 @@ from typing import Any
 
 from collectors.k8s.pods import condition, parse_time, pod_requests
 from collectors.k8s.quantity import parse_quantity, resource_key, to_model_units
-from collectors.model import COMPLETED, FAILED, PENDING, PREEMPTED, RUNNING, Job, Team
+from collectors.model import (
+    COMPLETED,
+    FAILED,
+    PENDING,
+    PREEMPTED,
+    RUNNING,
+    Job,
+    Node,
+    Partition,
+    Team,
+)
 
 Obj = Mapping[str, Any]
 GPU = "nvidia.com/gpu"
@@ -34,6 +44,23 @@ def flavor_gpu_key(flavor: str, flavors: Mapping[str, Obj]) -> str:
     labels = ((flavors.get(flavor) or {}).get("spec") or {}).get("nodeLabels") or {}
     product = labels.get("nvidia.com/gpu.product")
     return f"gpu:{product}" if product else f"gpu:{flavor}"
+
+
+def cluster_queue_partition(cq: Obj, flavors: Mapping[str, Obj], nodes: list[Node]) -> Partition:
+    """The nodes a ClusterQueue's workloads can land on: those matching the nodeLabels
+    of one of its ResourceFlavors (a flavor without labels matches every node; a
+    flavor that does not exist matches none). Jobs carry their ClusterQueue as the
+    partition, so the core places them only there."""
+    names: set[str] = set()
+    for group in (cq.get("spec") or {}).get("resourceGroups") or []:
+        for fl in group.get("flavors") or []:
+            flavor = flavors.get(fl.get("name", ""))
+            if flavor is None:
+                continue
+            want = (flavor.get("spec") or {}).get("nodeLabels") or {}
+            names |= {n.name for n in nodes
+                      if all(n.labels.get(k) == v for k, v in want.items())}
+    return Partition(name=cq["metadata"]["name"], nodes=[n.name for n in nodes if n.name in names])
 
 
 def cluster_queue_to_team(cq: Obj, flavors: Mapping[str, Obj], feeders: list[str]) -> Team:

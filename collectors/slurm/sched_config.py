@@ -34,6 +34,9 @@ RAW_KEYS = (
     "PreemptMode",
     "PreemptExemptTime",
     "PriorityCalcPeriod",
+    "SelectType",
+    "SelectTypeParameters",
+    "TopologyPlugin",
 )
 _WEIGHTS = {
     "PriorityWeightAge": "age",
@@ -105,6 +108,25 @@ def _int_param(params: Mapping[str, str], key: str, default: int) -> int:
     return int(_number(v, f"SchedulerParameters {key}"))
 
 
+def _placement(config: Mapping[str, str], params: Mapping[str, str]) -> str | None:
+    """How the node selection plugin picks nodes, where quotatop models it.
+
+    select/cons_tres and cons_res (22.05 job_test.c ``_eval_nodes``) take runs of
+    consecutive usable nodes, the tightest run first and best fit by free CPUs in it:
+    "consecutive". The plugin leaves that rule for least-loaded nodes (CR_LLN),
+    busy nodes first (bf_busy_nodes), serial packing (pack_serial_at_end) and a
+    topology plugin; those are not modelled, and the core keeps its default."""
+    select = (_value(config, "SelectType") or "").lower()
+    if select not in ("select/cons_tres", "select/cons_res"):
+        return None
+    sel_params = (_value(config, "SelectTypeParameters") or "").upper()
+    topology = (_value(config, "TopologyPlugin") or "topology/none").lower()
+    if ("CR_LLN" in sel_params or topology not in ("topology/none", "topology/default")
+            or "bf_busy_nodes" in params or "pack_serial_at_end" in params):
+        return None
+    return "consecutive"
+
+
 def scheduler_config(config: Mapping[str, str]) -> SchedulerConfig | None:
     """None when there is no config at all (the command never answered)."""
     if not config:
@@ -165,4 +187,5 @@ def scheduler_config(config: Mapping[str, str]) -> SchedulerConfig | None:
         # Billing: TRESBillingWeights is a partition setting, not read yet; without
         # it Slurm bills "the total number of allocated CPUs", which {} says.
         billing={},
+        placement=_placement(config, params),
     )

@@ -1,7 +1,7 @@
 //! `predict` and `simulate`: msgpack in, msgpack out (arrays, decoded by
 //! msgspec Structs with array_like=True in scheduler_core/types.py).
 
-use crate::cluster::{id_cmp, Cluster, St, INF};
+use crate::cluster::{id_cmp, queue_cmp, Cluster, St, INF};
 use crate::engine::{fmt_amount, fmt_clock, Block, Engine, Ev};
 use crate::fairtree::{FairDrift, FairTree, ShareAssoc};
 use crate::fxhash::FxMap;
@@ -161,13 +161,7 @@ fn predict_with(
         .collect();
     {
         let jobs = &e.c.jobs;
-        queue.sort_by(|&a, &b| {
-            jobs[b]
-                .prio
-                .total_cmp(&jobs[a].prio)
-                .then(jobs[a].submit.total_cmp(&jobs[b].submit))
-                .then_with(|| id_cmp(jobs[a].id, jobs[b].id))
-        });
+        queue.sort_by(|&a, &b| queue_cmp(&jobs[a], &jobs[b]));
     }
     for j in pending_in_submit_order(&e) {
         e.admit_submit(j, now);

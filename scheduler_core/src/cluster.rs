@@ -114,6 +114,9 @@ pub struct Job<'a> {
     /// Priority and weighted factors as the source reports them.
     pub src_prio: Option<f64>,
     pub src_factors: Option<[f64; 5]>,
+    /// The place in its queue the source states (0 = next): when known it orders
+    /// the queue before priority (`queue_cmp`).
+    pub qpos: Option<u32>,
     /// Whether `remaining` comes from a runtime estimate, and how it was made.
     pub estimated: bool,
     pub basis: Option<&'a str>,
@@ -720,6 +723,9 @@ impl<'a> Cluster<'a> {
                 lprof,
                 ltype,
                 src_prio: w.priority.filter(|x| x.is_finite()),
+                qpos: w
+                    .queue_position
+                    .and_then(|p| u32::try_from(p).ok()),
                 src_factors: w
                     .factors
                     .as_ref()
@@ -899,6 +905,19 @@ pub fn dim_name(d: usize) -> &'static str {
 
 /// Natural order of job ids: "job-2" before "job-10"; a trailing number is
 /// compared by value, then the prefix, then the whole text.
+/// The queue's order: a place the source states first (a queue that reports
+/// positions has ordered its jobs itself; equal places across queues are one
+/// admission round, as a scheduler taking each queue's head per cycle does),
+/// then priority, submit time and id.
+pub fn queue_cmp(a: &Job, b: &Job) -> std::cmp::Ordering {
+    a.qpos
+        .unwrap_or(u32::MAX)
+        .cmp(&b.qpos.unwrap_or(u32::MAX))
+        .then(b.prio.total_cmp(&a.prio))
+        .then(a.submit.total_cmp(&b.submit))
+        .then_with(|| id_cmp(a.id, b.id))
+}
+
 pub fn id_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     fn split(s: &str) -> (&str, Option<u64>) {
         let cut = s.trim_end_matches(|c: char| c.is_ascii_digit()).len();

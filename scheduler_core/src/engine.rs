@@ -7,7 +7,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use crate::bestfit::{from_ord_bits, ord_bits, BestFit};
-use crate::cluster::{dim_name, fits, id_cmp, Cluster, St, INF};
+use crate::cluster::{dim_name, fits, id_cmp, queue_cmp, Cluster, St, INF};
 use crate::fairtree::FairDrift;
 use crate::freeindex::FreeIndex;
 use crate::fxhash::{FxMap, FxSet};
@@ -337,6 +337,66 @@ fn pick(mut cands: Vec<Scored>, nn: usize) -> Option<Vec<usize>> {
     let mut v: Vec<usize> = cands[..nn].iter().map(|c| c.1).collect();
     v.sort_unstable();
     Some(v)
+}
+
+/// Slurm's default node choice (select/cons_tres `_eval_nodes`, no topology,
+/// equal node weights): split the candidates (scored by free CPUs, in
+/// `score`) into runs of consecutive node indices; take the first run that
+/// holds the rest of the job with the fewest free CPUs, or, while none does,
+/// the one with the most; from it, one node: the fewest free CPUs (first on
+/// ties); more: in index order. Repeat until the job has its nodes.
+fn consecutive_pick(mut cands: Vec<Scored>, nn: usize) -> Option<Vec<usize>> {
+    if cands.len() < nn {
+        return None;
+    }
+    cands.sort_unstable_by_key(|c| c.1);
+    // (first, past-the-end) index into `cands`, and the run's free CPUs.
+    let mut runs: Vec<(usize, usize, f64)> = Vec::new();
+    for (i, c) in cands.iter().enumerate() {
+        match runs.last_mut() {
+            Some(r) if cands[r.1 - 1].1 + 1 == c.1 => {
+                r.1 = i + 1;
+                r.2 += c.0 .0;
+            }
+            _ => runs.push((i, i + 1, c.0 .0)),
+        }
+    }
+    let mut out = Vec::with_capacity(nn);
+    let mut used = vec![false; runs.len()];
+    while out.len() < nn {
+        let rem = nn - out.len();
+        // (run, sufficient, cpus) of the best so far; the comparisons are Slurm's.
+        let mut best: Option<(usize, bool, f64)> = None;
+        for (k, r) in runs.iter().enumerate() {
+            if used[k] {
+                continue;
+            }
+            let ok = r.1 - r.0 >= rem;
+            let better = match best {
+                None => true,
+                // A run that holds the job beats one that does not, then the
+                // fewest CPUs; while none holds it, the most.
+                Some((_, bok, bcpu)) if ok => !bok || r.2 < bcpu,
+                Some((_, _, bcpu)) => r.2 > bcpu,
+            };
+            if better {
+                best = Some((k, ok, r.2));
+            }
+        }
+        let (k, _, _) = best?;
+        used[k] = true;
+        let run = &cands[runs[k].0..runs[k].1];
+        if rem == 1 {
+            let c = run
+                .iter()
+                .min_by(|a, b| a.0 .0.total_cmp(&b.0 .0).then(a.1.cmp(&b.1)))?;
+            out.push(c.1);
+        } else {
+            out.extend(run.iter().take(rem).map(|c| c.1));
+        }
+    }
+    out.sort_unstable();
+    Some(out)
 }
 
 fn bits(t: f64) -> u64 {
@@ -682,13 +742,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                     .then_with(|| id_cmp(jobs[a].id, jobs[b].id))
             });
         } else {
-            v.sort_by(|&a, &b| {
-                jobs[b]
-                    .prio
-                    .total_cmp(&jobs[a].prio)
-                    .then(jobs[a].submit.total_cmp(&jobs[b].submit))
-                    .then_with(|| id_cmp(jobs[a].id, jobs[b].id))
-            });
+            v.sort_by(|&a, &b| queue_cmp(&jobs[a], &jobs[b]));
         }
         v
     }
@@ -1155,6 +1209,8 @@ impl<'a, 'p> Engine<'a, 'p> {
         match self.p.placement {
             Placement::BestFit => (left[0], left[1], left[2]),
             Placement::Spread => (-left[0], -left[1], -left[2]),
+            // Scored by free CPUs only; `consecutive_pick` needs no more.
+            Placement::Consecutive => (free[CPU], 0.0, 0.0),
         }
     }
 
@@ -1208,6 +1264,9 @@ impl<'a, 'p> Engine<'a, 'p> {
                 && (res.is_empty() || self.clear_of(n, self.now, to, &need, res))
             {
                 cands.push((self.score(f, &need), n));
+                if self.p.placement == Placement::Consecutive {
+                    return false; // the runs need every candidate
+                }
                 // A perfect fit: nothing can beat it, and earlier nodes win ties.
                 return job.nn == 1
                     && self.p.placement == Placement::BestFit
@@ -1228,6 +1287,9 @@ impl<'a, 'p> Engine<'a, 'p> {
             None => self
                 .free_ix
                 .each_fitting(&need, |n| visit(n, &self.c.nodes[n].free)),
+        }
+        if self.p.placement == Placement::Consecutive {
+            return consecutive_pick(cands, job.nn);
         }
         pick(cands, job.nn)
     }

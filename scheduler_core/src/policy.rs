@@ -96,6 +96,9 @@ pub enum Backfill {
 pub enum Placement {
     BestFit,
     Spread,
+    /// Runs of consecutive eligible nodes: the tightest run that holds the job,
+    /// best fit by free CPUs within it (Slurm's select/cons_tres `_eval_nodes`).
+    Consecutive,
 }
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PreemptMode {
@@ -244,7 +247,8 @@ impl Policy {
         let placement = match r.placement.as_str() {
             "best_fit" => Placement::BestFit,
             "spread" => Placement::Spread,
-            v => return Err(bad("placement", v, "best_fit, spread")),
+            "consecutive" => Placement::Consecutive,
+            v => return Err(bad("placement", v, "best_fit, spread, consecutive")),
         };
         let preempt_mode = match r.preempt_mode.as_str() {
             "requeue" => PreemptMode::Requeue,

@@ -348,6 +348,9 @@ pub struct WJob<'a> {
     pub priority: Option<f64>,
     #[serde(default)]
     pub factors: Option<WFactors>,
+    /// The job's place in its queue as the source states it (0 = next).
+    #[serde(default)]
+    pub queue_position: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
