@@ -60,8 +60,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reference-max-jobs", type=int, default=1_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--placement", default="best_fit",
+                    choices=["best_fit", "spread", "consecutive"],
+                    help="node choice; consecutive is what site_policy sets for Slurm cons_tres "
+                         "(the reference implements best_fit only, so it is skipped otherwise)")
     args = ap.parse_args()
-    policy = scheduler_core.Policy()
+    policy = scheduler_core.Policy(placement=args.placement)
     pol = msgspec.msgpack.encode(policy)
     ref_policy = msgspec.to_builtins(policy)
     horizon = 86400.0
@@ -90,7 +94,8 @@ def main() -> None:
             total = enc + core + dec
             core_ms[(n_jobs, n_nodes)] = core
             ref_txt, ratio_txt = "-", "-"
-            if n_jobs <= args.reference_max_jobs and n_nodes <= 100:
+            if (n_jobs <= args.reference_max_jobs and n_nodes <= 100
+                    and args.placement == "best_fit"):
                 builtins = msgspec.to_builtins(snap)
                 ref_ms = best(lambda b=builtins: ref.predict(b, ref_policy, horizon), 1)
                 got = {p.job_id: (p.start, p.nodes) for p in preds}

@@ -21,7 +21,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the harness lives with the tests
 
-from harness.fidelity import quotatop_scores, run_workload, slurm_scores  # noqa: E402
+from harness.fidelity import (  # noqa: E402
+    placement_at_start,
+    quotatop_scores,
+    run_workload,
+    slurm_scores,
+)
 from harness.slurm_cluster import SlurmCluster  # noqa: E402
 
 
@@ -36,7 +41,7 @@ def main() -> int:
         t0 = time.monotonic()
         with SlurmCluster() as cluster:
             obs = run_workload(cluster, log=lambda s: print(f"  {s}", file=sys.stderr),
-                               keep_snapshot=bool(args.dump))
+                               keep_snapshot=True)
         if args.dump:
             Path(f"{args.dump}{run}.json").write_text(json.dumps(dataclasses.asdict(obs),
                                                                  default=sorted, indent=1))
@@ -60,6 +65,10 @@ def main() -> int:
         pred = quotatop_scores(obs, "estimate").preemptions
         print(f"preemptions: quotatop predicted {sorted(pred)}, Slurm made "
               f"{sorted(obs.preempted)}; predicted but not made: {sorted(pred - obs.preempted)}")
+        for rule in ("consecutive", "best_fit"):
+            right, measured = placement_at_start(obs, rule)
+            print(f"node set right given the state at each actual start ({rule}): "
+                  f"{right} of {measured}")
         print(f"coverage (start or stated reason): "
               f"{quotatop_scores(obs, 'estimate').covered} of {len(obs.jobs)}")
     return 0

@@ -14,7 +14,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.fidelity import Observation, quotatop_scores, run_workload, slurm_scores
+from harness.fidelity import (
+    Observation,
+    placement_at_start,
+    quotatop_scores,
+    run_workload,
+    slurm_scores,
+)
 from harness.slurm_cluster import HarnessError, SlurmCluster, missing_binaries
 
 
@@ -33,7 +39,7 @@ def observed() -> Iterator[Observation]:
     except HarnessError as exc:
         pytest.fail(f"fidelity cluster did not start: {exc}", pytrace=False)
     try:
-        yield run_workload(cluster, log=lambda s: print(s, file=sys.stderr))
+        yield run_workload(cluster, log=lambda s: print(s, file=sys.stderr), keep_snapshot=True)
     finally:
         cluster.stop()
 
@@ -62,6 +68,21 @@ def test_start_error_is_no_worse_than_slurms_own(observed: Observation) -> None:
     slurm = slurm_scores(observed, same)
     assert ours.median_err <= slurm.median_err, (ours.row(), slurm.row())
     assert ours.p90_err <= slurm.p90_err, (ours.row(), slurm.row())
+
+
+def test_node_choice_given_the_state_is_slurms(observed: Observation) -> None:
+    """The issue's node-set target (right for >= 80 % of the jobs whose placement Slurm
+    makes deterministically), on the rule itself: at each job's actual start, with
+    every other job where it really was, the core's choice under the site's own
+    placement setting against Slurm's. Measured 26-29 of 29 in four runs (best fit
+    by GPUs: 26-29). The whole prediction's node set (bench/fidelity.py) is lower, as
+    a job ending seconds early moves every later choice."""
+    assert observed.snapshot is not None
+    placement = observed.snapshot.get("scheduler", {}).get("placement")
+    assert placement == "consecutive"  # the harness runs select/cons_tres
+    right, measured = placement_at_start(observed, placement)
+    assert measured >= 20
+    assert right >= 0.8 * measured, (right, measured)
 
 
 def test_no_predicted_preemption_that_slurm_did_not_make(observed: Observation) -> None:

@@ -403,3 +403,74 @@ def quotatop_scores(obs: Observation, mode: str, only: list[str] | None = None) 
 def slurm_scores(obs: Observation, only: list[str] | None = None) -> Scores:
     return score("Slurm's own estimate (squeue --start)", obs, obs.slurm_start,
                  obs.slurm_nodes, only)
+
+
+def placement_at_start(obs: Observation, placement: str) -> tuple[int, int]:
+    """Node choice given the state: for each measured job, the nodes the core picks
+    at the job's actual start with every other job where it really was then (the
+    actual starts, nodes and ends of the fill and the queue), against the nodes
+    Slurm gave it. This isolates the placement rule from the timing of the whole
+    prediction, where one job ending seconds early moves every later choice.
+
+    Jobs that started in the same second are taken in the priority order of the
+    snapshot, the order the scheduler went in. Needs ``obs.snapshot`` (taken right
+    after the prediction): its running and pending jobs give each job's request; a
+    job already running there and not among the measured starts keeps its own start
+    and nodes; a fill job that ended before it is missing and its nodes look free.
+    Returns (right, measured)."""
+    import msgspec
+
+    import scheduler_core
+    from collectors.model import Job, Snapshot
+    from scheduler_core.site import site_policy
+
+    if obs.snapshot is None:
+        return 0, 0
+    snap = msgspec.convert(obs.snapshot, Snapshot)
+    # The nodes as idle: what is in use at each start comes from the jobs alone.
+    snap = msgspec.structs.replace(snap, nodes=[
+        msgspec.structs.replace(n, state="idle", allocated={}, gpus_used_indices=[])
+        for n in snap.nodes])
+    policy = msgspec.structs.replace(site_policy(snap), placement=placement,
+                                     runtimes="limit")
+    by_id = {j.id: j for j in snap.jobs}
+
+    # Where each job ran: the actual starts and nodes, and for a job that was already
+    # running at the snapshot and is not among them (a queue job that started on
+    # release, before the prediction), the snapshot's own start and nodes.
+    starts, placed = dict(obs.actual_start), dict(obs.actual_nodes)
+    for k in snap.jobs:
+        if k.state == "running" and k.id not in starts and k.start_time is not None:
+            starts[k.id], placed[k.id] = k.start_time, list(k.nodes)
+
+    prio = {k.id: k.priority or 0.0 for k in snap.jobs}
+
+    def before(k: str, j: str) -> bool:
+        # Within one second the scheduler went in priority order (the snapshot's).
+        if starts[k] != starts[j]:
+            return starts[k] < starts[j]
+        return (-prio.get(k, 0.0), int(k)) < (-prio.get(j, 0.0), int(j))
+
+    right = measured = 0
+    for j in obs.jobs:
+        if j not in obs.actual_start or not obs.actual_nodes.get(j) or j not in by_id:
+            continue
+        t = obs.actual_start[j]
+        running = []
+        for k, start in starts.items():
+            if k == j or k not in by_id or not placed.get(k) or not before(k, j):
+                continue
+            if obs.ends.get(k, math.inf) <= t:
+                continue
+            running.append(msgspec.structs.replace(
+                by_id[k], state="running", nodes=placed[k], start_time=start,
+                time_limit=max(by_id[k].time_limit or 0.0, t - start + 3600.0)))
+        me: Job = msgspec.structs.replace(by_id[j], state="pending", nodes=[],
+                                          submit_time=min(by_id[j].submit_time or t, t))
+        at = msgspec.structs.replace(snap, taken_at=t, jobs=[*running, me])
+        rows = {p.job_id: p for p in scheduler_core.predict(at, policy, 3600)}
+        got = rows.get(j)
+        measured += 1
+        if got is not None and got.start is not None and got.start <= t + 1:
+            right += sorted(got.nodes) == sorted(obs.actual_nodes[j])
+    return right, measured
