@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that the tests' real components need (Slurm with
-# slurmdbd on MariaDB, munge, Prometheus) and tmux for the end-to-end TUI test.
+# slurmdbd on MariaDB, munge, Prometheus), tmux for the end-to-end TUI test and
+# chromium for the browser test of `quotatop web` (tests/test_web.py).
 # Idempotent: does nothing when every package is already present. Needs root.
 set -euo pipefail
-PKGS=(slurm-wlm slurmctld slurmd slurmdbd slurm-client munge mariadb-server prometheus tmux gcc libc6-dev)
+PKGS=(slurm-wlm slurmctld slurmd slurmdbd slurm-client munge mariadb-server prometheus tmux chromium gcc libc6-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
