@@ -169,3 +169,26 @@ def test_simulate_trace_prints_metrics_and_records(tmp_path: Path,
     assert main(["simulate", str(tmp_path / "none.csv"), "--format", "csv"]) == 2
     err = capsys.readouterr().err
     assert "--policy" in err and "cannot read" in err
+
+
+def test_without_requested_times_backfilling_plans_with_the_run_time(tmp_path: Path) -> None:
+    """An SWF log without requested times (field 9 = -1, as the NASA log) is planned
+    with each job's recorded run time. Four 1-processor nodes: job 1 (2 procs, 100 s)
+    runs; job 2 (3 procs) is the head, reserved at 100; job 3 (4 procs) waits behind
+    it; job 4 (1 proc, 500 s) arrives at 3. EASY backfills job 4 at once (it uses the
+    node the head leaves spare) and job 3 waits until 503; conservative keeps job 3's
+    reservation at 200, so job 4 waits until 300. Without a limit no reservation could
+    be placed and both would be greedy first fit."""
+    from quotatop.trace_simulate import load_trace, simulate_trace
+
+    p = tmp_path / "no_reqtime.swf"
+    p.write_text("; MaxNodes: 4\n; MaxProcs: 4\n" + "".join(
+        f"{i} {sub} -1 {run} {procs} -1 -1 {procs} -1 -1 1 1 1 -1 -1 -1 -1 -1\n"
+        for i, sub, run, procs in [(1, 0, 100, 2), (2, 1, 100, 3), (3, 2, 100, 4),
+                                   (4, 3, 500, 1)]))
+    trace = load_trace(str(p), "swf")
+    got = {pol: {j.job_id: j.start for j in simulate_trace(trace, pol, nodes=4,
+                                                            per_node=1.0).jobs}
+           for pol in ("easy", "conservative")}
+    assert got["easy"] == {"1": 0.0, "2": 100.0, "3": 503.0, "4": 3.0}
+    assert got["conservative"] == {"1": 0.0, "2": 100.0, "3": 200.0, "4": 300.0}

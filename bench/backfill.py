@@ -1,0 +1,72 @@
+"""Conservative backfilling against EASY on the real NASA Ames iPSC/860 log (bundled).
+
+Issue #17 asks conservative to be within 2x of EASY's time. Each policy simulates the
+whole log through the core (``scheduler_core.simulate``), best of ``--repeat``; the
+log's own machine (128 nodes) is lightly loaded, so the same log is also run on fewer
+nodes, where queues are deep and conservative keeps a reservation for every waiting
+job (jobs wider than the machine are rejected, and counted). Prints wall time, mean
+wait and the ratio conservative / EASY measured in the same run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from quotatop.trace_simulate import (  # noqa: E402
+    core_metrics,
+    load_trace,
+    resolve_trace,
+    simulate_trace,
+)
+
+
+def best(fn, repeat: int) -> tuple[float, object]:  # type: ignore[no-untyped-def]
+    out, times = None, []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--nodes", type=int, nargs="+", default=[128, 96, 64])
+    args = ap.parse_args()
+    resolved = resolve_trace("nasa-ipsc", None)
+    assert resolved is not None, "the bundled NASA log is missing"
+    path, fmt = resolved
+    trace = load_trace(path, fmt)
+    print(f"{Path(path).name}: {len(trace.jobs)} jobs; best of {args.repeat}")
+    print(f"{'nodes':>5} {'policy':>12} {'wall':>8} {'started':>8} {'rejected':>8} "
+          f"{'mean wait':>10}")
+    worst = 0.0
+    for nodes in args.nodes:
+        walls: dict[str, float] = {}
+        starts: dict[str, dict[str, float | None]] = {}
+        for policy in ("easy", "conservative"):
+            wall, res = best(lambda p=policy, n=nodes: simulate_trace(trace, p, nodes=n,
+                                                                      per_node=1.0),
+                             args.repeat)
+            m = core_metrics(res)
+            walls[policy] = wall
+            starts[policy] = {j.job_id: j.start for j in res.jobs}  # type: ignore[attr-defined]
+            print(f"{nodes:>5} {policy:>12} {wall:7.2f}s {m['started']:>8.0f} "
+                  f"{m['rejected']:>8.0f} {m['mean_wait']:>9.0f}s")
+        ratio = walls["conservative"] / walls["easy"]
+        worst = max(worst, ratio)
+        differ = sum(1 for k, v in starts["easy"].items() if starts["conservative"].get(k) != v)
+        print(f"{nodes:>5} {'ratio':>12} {ratio:7.2f}x conservative / EASY; "
+              f"{differ} jobs start at another time")
+    print(f"worst ratio {worst:.2f}x (target <= 2x: {'met' if worst <= 2 else 'NOT met'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
