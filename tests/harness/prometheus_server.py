@@ -1,8 +1,8 @@
 """A real Prometheus (Debian's /usr/bin/prometheus) on 127.0.0.1 for tests.
 
-It scrapes ``team_exporter`` every second from its own config and storage dir,
-optionally behind basic auth (``--web.config.file`` with a bcrypt hash), and
-``start`` waits — bounded — until the first scrape has landed.
+It scrapes ``team_exporter`` (and any ``extra_targets``) every second from its own
+config and storage dir, optionally behind basic auth (``--web.config.file`` with a
+bcrypt hash), and ``start`` waits — bounded — until the first scrape has landed.
 """
 
 from __future__ import annotations
@@ -44,8 +44,12 @@ class PrometheusServer:
         basic_auth: tuple[str, str] | None = None,
         scrape_interval: str = "1s",
         start_timeout: float = 45.0,
+        extra_targets: dict[str, str] | None = None,
     ) -> None:
         self.basic_auth = basic_auth
+        # job name -> "host:port": more endpoints to scrape beside team_exporter (a test of
+        # an exporter starts it first, then a Prometheus that scrapes it).
+        self.extra_targets = dict(extra_targets or {})
         self.scrape_interval = scrape_interval
         self.start_timeout = start_timeout
         self.exporter = TeamExporter()
@@ -73,6 +77,12 @@ class PrometheusServer:
             "    honor_labels: true\n"
             "    static_configs:\n"
             f"      - targets: ['127.0.0.1:{exporter_port}']\n"
+            + "".join(
+                f"  - job_name: {job}\n"
+                "    static_configs:\n"
+                f"      - targets: ['{target}']\n"
+                for job, target in self.extra_targets.items()
+            )
         )
         args = [f"--config.file={cfg}"]
         if self.basic_auth is not None:

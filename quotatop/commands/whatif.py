@@ -1,0 +1,122 @@
+"""`quotatop whatif --source … --set 'team=vision-exp max.gpu=24' [--set …] [--json]`:
+the snapshot with the changes made, predicted before and after by the core with the
+site's own policy; per team the pending jobs and their mean and p90 predicted wait
+before → after, the jobs whose start moves most, and the commands an admin would run
+to make the change. Nothing is sent to a cluster: the commands are printed as text.
+Syntax and fields: docs/review.md."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import msgspec
+
+from quotatop.flags import number
+from quotatop.review.whatif import (
+    Change,
+    Mover,
+    TeamDelta,
+    admin_commands,
+    apply_changes,
+    compare,
+    parse_set,
+)
+from quotatop.source_flags import add_source_flags
+
+WHATIF_VERSION = 1
+
+
+class WhatifOutput(msgspec.Struct, kw_only=True):
+    version: int
+    source: str
+    cluster: str
+    taken_at: float
+    changes: list[str]
+    teams: list[TeamDelta]
+    movers: list[Mover]
+    commands: list[str]  # text for an admin; quotatop never runs them
+
+
+def _starts(snap: Any, runtimes: str, horizon: float) -> dict[str, float | None]:
+    from quotatop.commands.predict import predict_snapshot
+
+    out = predict_snapshot(snap, runtimes=runtimes, horizon=horizon)
+    return {r.job_id: r.predicted_start for r in out.jobs}
+
+
+def whatif(snap: Any, changes: list[Change], runtimes: str = "estimate",
+           horizon: float = 7 * 86400.0) -> WhatifOutput:
+    after_snap = apply_changes(snap, changes)
+    before = _starts(snap, runtimes, horizon)
+    after = _starts(after_snap, runtimes, horizon)
+    teams, movers = compare(snap, before, after, horizon)
+    return WhatifOutput(version=WHATIF_VERSION, source=snap.source, cluster=snap.cluster,
+                        taken_at=snap.taken_at, changes=[c.text for c in changes],
+                        teams=teams, movers=movers, commands=admin_commands(changes, snap))
+
+
+def _w(v: float | None) -> str:
+    if v is None:
+        return "—"
+    if v < 120:
+        return f"{v:.0f}s"
+    if v < 7200:
+        return f"{v / 60:.1f}m"
+    return f"{v / 3600:.1f}h"
+
+
+def text(out: WhatifOutput) -> str:
+    lines = [f"{out.source} {out.cluster}: what if " + "; ".join(out.changes), "",
+             f"{'team':<16} {'pending':>7}  {'mean wait':>17}  {'p90 wait':>17}"]
+    for t in out.teams:
+        lines.append(f"{t.team:<16} {t.pending:>7}  "
+                     f"{_w(t.mean_wait_before):>7} → {_w(t.mean_wait_after):<7}  "
+                     f"{_w(t.p90_wait_before):>7} → {_w(t.p90_wait_after):<7}")
+    if out.movers:
+        lines += ["", "jobs whose predicted start moves most:"]
+        for m in out.movers:
+            moved = ("gains a start" if m.start_before is None else
+                     "loses its start" if m.start_after is None else
+                     f"{'earlier' if (m.moved or 0) < 0 else 'later'} by {_w(abs(m.moved or 0))}")
+            lines.append(f"  {m.job_id:>10} {m.team:<16} {moved}")
+    else:
+        lines += ["", "no pending job's predicted start moves"]
+    lines += ["", "to make the change (not run; quotatop only reads):"]
+    lines += [f"  {c}" for c in out.commands]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from quotatop.commands.predict import _snapshot
+
+    changes = [parse_set(s) for s in args.set]  # bad syntax fails before any source opens
+    snap = _snapshot(args)
+    out = whatif(snap, changes, runtimes=args.runtimes, horizon=args.horizon)
+    if args.json:
+        sys.stdout.write(json.dumps(msgspec.to_builtins(out), ensure_ascii=False) + "\n")
+    else:
+        print(text(out))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("whatif", help="predict waits with a quota, QoS or node changed")
+    p.add_argument("--source", nargs="+", metavar="KIND",
+                   help="demo [FILE] | slurm | k8s | prometheus | replay FILE | live FILE")
+    p.add_argument("--set", action="append", required=True, metavar="CHANGE",
+                   help="'team=NAME max.gpu=24', 'qos=NAME priority=100', "
+                        "'node=NAME state=drain', 'add_nodes=2 like=NODE', "
+                        "'policy weight.fairshare=5000' (repeatable; docs/review.md)")
+    p.add_argument("--at", metavar="TIME",
+                   help="with --source replay: the frame at HH:MM, +DURATION, ISO or epoch")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+    p.add_argument("--runtimes", choices=("estimate", "limit"), default="estimate",
+                   help="run jobs for their runtime estimate (default) or their time limit")
+    p.add_argument("--horizon", type=number(1.0, 366 * 86400.0), default=7 * 86400.0,
+                   help="seconds ahead to predict (default 7 days)")
+    add_source_flags(p)
+    p.add_argument("--config", help="config TOML (default: $XDG_CONFIG_HOME/quotatop/...)")
+    p.set_defaults(func=run)
