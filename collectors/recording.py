@@ -4,7 +4,7 @@ Layout (schema version ``FORMAT_VERSION``; v1 files are still read):
 
 * ``meta(key, value)``: ``format`` (= ``quotatop-recording``), ``schema_version``,
   ``cluster``, ``source``, ``quotatop_version``, ``created``, ``keyframe_every``,
-  ``keyframe_chain``.
+  ``keyframe_chain``, and ``interval`` (the poll's seconds, when its recorder said).
 * ``frames(seq, t, kind, key_seq, ref, blob)``: ``kind`` 0 is a keyframe (a whole
   snapshot), 1 a delta against the frame before it; ``key_seq`` is the keyframe
   that starts the delta chain, so a seek reads one keyframe and the deltas after
@@ -34,6 +34,8 @@ leaves a file that opens with at most the frame being written lost.
 
 from __future__ import annotations
 
+import bisect
+import contextlib
 import copy
 import gc
 import itertools
@@ -507,9 +509,11 @@ class _Db:
     SQLite file is never changed, nor left with -wal/-shm files beside it. A new
     recording (``create`` and no file yet) is made with mode 0600."""
 
-    def __init__(self, path: str | Path, *, create: bool = False, write: bool = False) -> None:
+    def __init__(self, path: str | Path, *, create: bool = False, write: bool = False,
+                 read_only: bool = False) -> None:
         self.path = str(path)
         self.fresh = False
+        self.immutable = False  # opened read-only with no writer beside it (read_only)
         p = Path(self.path)
         if create and not p.exists():
             self._create(p)
@@ -525,7 +529,10 @@ class _Db:
             self._open(write=True)
             return
         self._identify(head)
-        self._open(write=write or create)
+        if read_only:
+            self._open_read_only()
+        else:
+            self._open(write=write or create)
 
     def _create(self, p: Path) -> None:
         parent = p.parent
@@ -591,6 +598,37 @@ class _Db:
                 self.conn.close()
             raise RecordingError(f"{self.path}: not a quotatop recording ({e})") from None
 
+    def _open_read_only(self) -> None:
+        """A viewer's connection to a file a live poller may be writing: it can never
+        change the file, take a lock that stops the poller, or change its journal mode.
+
+        With a ``-wal`` beside the file a writer has it open (or died holding it): an
+        ordinary ``mode=ro`` connection, which reads what the writer committed to the
+        WAL and takes read locks in the ``-shm`` (the WAL index: shared memory, not the
+        data; SQLite ≥ 3.22 falls back to a private copy of it when the viewer may
+        only read the ``-shm``). Without one, no writer has the file open: ``mode=ro``
+        would create an empty ``-wal`` and ``-shm`` and leave them (a read-only
+        connection does not remove them on close; refused outright where the viewer
+        cannot write the folder), so the file is read as ``immutable``, which creates
+        nothing; the caller reopens once a ``-wal`` appears (``immutable`` caches what
+        it read and never looks again)."""
+        live = Path(self.path + "-wal").exists()
+        self.immutable = not live
+        params = {"mode": "ro"} if live else {"mode": "ro", "immutable": "1"}
+        try:
+            self.conn = _connect(_uri(self.path, **params), uri=True)
+            # Belt and braces over mode=ro: this connection refuses any write itself.
+            self.conn.execute("PRAGMA query_only=1")
+            self.conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        except _DB_ERRORS as e:
+            if hasattr(self, "conn"):
+                self.conn.close()
+            if "unable to open" in str(e) or "readonly" in str(e):
+                raise RecordingError(
+                    f"{self.path}: cannot open it read-only ({e}): a viewer needs to read "
+                    f"the file and its -wal and -shm") from None
+            raise RecordingError(f"{self.path}: damaged recording ({e})") from None
+
     def meta(self) -> dict[str, str]:
         try:
             tables = {
@@ -642,9 +680,13 @@ class Recorder:
         retention: float | None = None,
         level: int = 19,
         keyframe_level: int = 9,
+        interval: float | None = None,
     ) -> None:
         self.path = Path(path)
         self.cluster, self.source = cluster, source
+        # The poller's seconds between frames, kept in meta so that a live viewer
+        # knows how long a silence means the poller has stopped (None: not said).
+        self.interval = interval
         self.keyframe_every = max(1, keyframe_every)
         self.keyframe_chain = max(1, keyframe_chain)
         self.retention = retention
@@ -684,6 +726,8 @@ class Recorder:
                     "keyframe_every": str(self.keyframe_every),
                     "keyframe_chain": str(self.keyframe_chain),
                 }
+                if self.interval is not None:
+                    rows["interval"] = f"{self.interval:g}"
                 with db.conn:
                     db.conn.execute("BEGIN")
                     db.conn.executemany("INSERT INTO meta VALUES (?, ?)", rows.items())
@@ -693,6 +737,11 @@ class Recorder:
                     raise RecordingError(
                         f"{self.path}: cannot append to a v{meta['schema_version']} recording"
                     )
+                if self.interval is not None:  # this recorder's cadence, not the last one's
+                    with db.conn:
+                        db.conn.execute("BEGIN IMMEDIATE")
+                        db.conn.execute("INSERT OR REPLACE INTO meta VALUES ('interval', ?)",
+                                        (f"{self.interval:g}",))
         except _DB_ERRORS as e:
             db.close()
             raise RecordingError(f"{self.path}: cannot record here ({e})") from None
@@ -943,8 +992,9 @@ class _Cursor:
 class Recording:
     """A recording opened for reading: frame times, and any frame by index."""
 
-    def __init__(self, path: str | Path) -> None:
-        self._db = _Db(path)
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+        # read_only: a viewer of a file a poller is still writing (``refresh``).
+        self._db = _Db(path, read_only=read_only)
         try:
             self.meta = self._db.meta()
             rows = self._db.conn.execute(
@@ -969,6 +1019,58 @@ class Recording:
     def __len__(self) -> int:
         return len(self.seqs)
 
+    @property
+    def immutable(self) -> bool:
+        """Opened read-only with no writer beside it: ``refresh`` sees nothing new
+        until the file is opened again."""
+        return self._db.immutable
+
+    @contextlib.contextmanager
+    def read_transaction(self) -> Iterator[None]:
+        """The reads inside see one state of the file, however many frames a writer
+        commits meanwhile (a WAL reader keeps the snapshot of its first read): the
+        frame list ``refresh`` takes and the frames then decoded agree. Short, so a
+        poller's checkpoints are never held back for long."""
+        conn = self._db.conn
+        try:
+            conn.execute("BEGIN")
+        except _DB_ERRORS as e:
+            raise RecordingError(f"{self.path}: cannot read ({e})") from None
+        try:
+            yield
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")  # ends the read; nothing was written
+
+    def refresh(self) -> int:
+        """Take in the frames a writer appended since the last look: only the rows
+        after the newest seq known are read (and the meta table, a few rows). Frames a
+        retention purge has deleted since are forgotten. Returns how many are new."""
+        conn = self._db.conn
+        last = self.seqs[-1] if self.seqs else 0
+        try:
+            self.meta = self._db.meta()
+            first, newest = conn.execute("SELECT MIN(seq), MAX(seq) FROM frames").fetchone()
+            if newest is None or newest < last:
+                # Emptied and started again (seqs restart at 1): read it afresh.
+                self.seqs, self.times, self._key_seqs = [], [], []
+                self._cache, last = None, 0
+            rows = conn.execute(
+                "SELECT seq, t, key_seq FROM frames WHERE seq > ? ORDER BY seq", (last,)
+            ).fetchall()
+        except _DB_ERRORS as e:
+            raise RecordingError(f"{self.path}: damaged recording ({e})") from None
+        if first is not None and self.seqs and first > self.seqs[0]:
+            cut = bisect.bisect_left(self.seqs, first)
+            del self.seqs[:cut], self.times[:cut], self._key_seqs[:cut]
+            if self._cache is not None and self._cache.key_seq < first:
+                self._cache = None
+        for seq, t, key_seq in rows:
+            self.seqs.append(seq)
+            self.times.append(t)
+            self._key_seqs.append(key_seq)
+        return len(rows)
+
     def close(self) -> None:
         self._db.close()
 
@@ -985,8 +1087,6 @@ class Recording:
 
     def index_at(self, t: float) -> int:
         """The last frame taken at or before ``t`` (the first frame if ``t`` is earlier)."""
-        import bisect
-
         return max(0, bisect.bisect_right(self.times, t) - 1)
 
     def frame(self, index: int) -> Snapshot:

@@ -128,6 +128,8 @@ def test_status_has_latency_for_every_command() -> None:
 
 
 def test_slow_commands_run_once_a_minute_fast_ones_every_refresh() -> None:
+    """squeue and sinfo every refresh; sprio and sshare every 30 s (two slurmctld RPCs a
+    round saved: Slurm recomputes them every PriorityCalcPeriod); the rest a minute."""
     c, runner, clock = _collector(refresh=2.0, slow_every=60.0)
     c.collect()
     first = len(runner.calls)
@@ -137,8 +139,16 @@ def test_slow_commands_run_once_a_minute_fast_ones_every_refresh() -> None:
         clock.now += 2.0
         c.collect()
     ran = [FILES[w] for w in runner.calls[first:]]
-    assert ran.count("squeue.json") == 5 and ran.count("sprio.txt") == 5
+    assert ran.count("squeue.json") == 5 and ran.count("sinfo.json") == 5
+    assert "sprio.txt" not in ran and "sshare.txt" not in ran
     assert "sacctmgr_assoc.txt" not in ran and "sacct.json" not in ran
+    clock.now += 30
+    before = len(runner.calls)
+    c.collect()
+    ran = [FILES[w] for w in runner.calls[before:]]
+    assert ran.count("sprio.txt") == 1 and ran.count("sshare.txt") == 1
+    assert "sacct.json" not in ran
+    assert c.collect().jobs  # sprio's factors stay on the jobs between its runs
     clock.now += 60
     before = len(runner.calls)
     c.collect()  # the round's commands run at once: in no particular order

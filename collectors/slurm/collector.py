@@ -1,6 +1,7 @@
 """SlurmCollector: polls the Slurm client commands and maps them into one Snapshot.
 
-A refresh runs the fast commands (squeue, sinfo, sprio, sshare); the slow ones
+A refresh runs the fast commands (squeue, sinfo; sprio and sshare every
+``share_every`` seconds); the slow ones
 (sacctmgr, sacct, scontrol partition/config, sprio weights) run every ``slow_every``
 seconds and are cached in between. The commands of one round run at once (a thread
 and a process each, Runner.run_many) under one deadline, ``timeout`` seconds, so an
@@ -54,6 +55,7 @@ class SlurmCollector:
         ssh_host: str | None = None,
         refresh: float = 2.0,
         slow_every: float = 60.0,
+        share_every: float = 30.0,
         timeout: float = 10.0,
         env: Mapping[str, str] | None = None,
         cluster_tz: dt.tzinfo | None = None,
@@ -62,6 +64,12 @@ class SlurmCollector:
         self.runner = runner or Runner(ssh_host=ssh_host, timeout=timeout, env=env)
         self.refresh = refresh
         self.slow_every = slow_every
+        # sprio and sshare every `share_every` s, not every round: Slurm recomputes
+        # priorities and fair share every PriorityCalcPeriod (5 min by default), and
+        # squeue's own priority keeps the order current between; each is one slurmctld
+        # RPC a round (PRIORITY_FACTORS, SHARE_INFO) that would otherwise double the load.
+        self.share_every = share_every
+        self._share_at: float | None = None
         self.clock = clock
         self.cluster_tz = cluster_tz
         self._last: dict[str, Any] = {}  # command name -> last good parsed output
@@ -110,12 +118,13 @@ class SlurmCollector:
         rows = squeue_text.parse_squeue_text(text)
         return [mapping.job_from_text(r, self.cluster_tz) for r in rows], None
 
-    def _fast_commands(self) -> list[Command]:
+    def _fast_commands(self, shares: bool = True) -> list[Command]:
         out = [self._squeue_command(), ("sinfo", cmd.SINFO_JSON, decode_sinfo)]
         if self._need_node_details:
             out.append(self._scontrol_node)
-        out.append(("sprio", cmd.SPRIO, _text(sprio.parse_sprio)))
-        out.append(("sshare", cmd.SSHARE, _text(sshare.parse_sshare)))
+        if shares:
+            out.append(("sprio", cmd.SPRIO, _text(sprio.parse_sprio)))
+            out.append(("sshare", cmd.SSHARE, _text(sshare.parse_sshare)))
         return out
 
     _scontrol_node: Command = ("scontrol node", cmd.SCONTROL_NODE, _text(scontrol.parse_nodes))
@@ -130,13 +139,13 @@ class SlurmCollector:
             ("sacct", cmd.SACCT_JSON, decode_sacct),
         ]
 
-    def _round(self, slow: bool) -> None:
+    def _round(self, slow: bool, shares: bool = True) -> None:
         """The round's commands all at once, under one deadline (``runner.timeout``
         from now); then, within the same deadline, the follow-ups that depend on an
         answer: squeue as text if it refused --json, and scontrol node when sinfo
         turned out to be 23.02+'s grouped rows."""
         deadline = time.monotonic() + self.runner.timeout
-        commands = self._fast_commands() + (self._slow_commands() if slow else [])
+        commands = self._fast_commands(shares) + (self._slow_commands() if slow else [])
         failed = self._run(commands, deadline)
         follow: list[Command] = []
         err = failed["squeue"]
@@ -181,7 +190,11 @@ class SlurmCollector:
         )
         if slow:
             self._slow_at = now
-        self._round(slow)
+        shares = (slow or self._share_at is None or now - self._share_at >= self.share_every
+                  or "sprio" in self._errors or "sshare" in self._errors)
+        if shares:
+            self._share_at = now
+        self._round(slow, shares)
         try:
             self._snapshot = self._build(now)
         except Exception as exc:  # never a traceback in the TUI: show the last good data
@@ -299,6 +312,12 @@ class SlurmCollector:
             stale_reason=reason,
             meta=meta,
         )
+
+    def interrupt(self) -> None:
+        """The viewer is quitting: the round in flight ends now, not at its deadline
+        (Runner.interrupt); the collect waiting on it returns a stale snapshot. Safe to
+        call from any thread; nothing more runs afterwards."""
+        self.runner.interrupt()
 
     def close(self) -> None:
         self.runner.close()

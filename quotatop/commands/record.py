@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         retention = parse_duration(args.retention) if args.retention else None
     except ValueError as e:
         raise UserError(f"--retention: {e}") from None
-    if args.interval <= 0:
+    if args.interval is not None and args.interval <= 0:
         raise UserError("--interval must be positive")
     pidfile = Path(args.pidfile) if args.pidfile else None
     if args.daemon and pidfile is None:
@@ -84,8 +84,10 @@ def run(args: argparse.Namespace) -> int:
     if pidfile:
         _check_pidfile(pidfile)
     source = make_source(args)
+    # The interval the source was built with: the flag, else the config's poll interval.
+    args.interval = getattr(source, "refresh", None) or args.interval or 2.0
     recorder = Recorder(args.out, cluster="", source=args.source, retention=retention,
-                        keyframe_every=args.keyframe_every)
+                        keyframe_every=args.keyframe_every, interval=args.interval)
     try:
         recorder.start()  # fail on a bad --out before detaching
     except RecordingError as e:
@@ -152,7 +154,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--source", required=True, choices=SOURCES)
     p.add_argument("--out", required=True, metavar="FILE", help="recording file (SQLite)")
     p.add_argument("--ssh", metavar="HOST", help="run the Slurm commands on HOST via ssh")
-    p.add_argument("--interval", type=seconds(), default=2.0, help="seconds between snapshots")
+    p.add_argument("--interval", type=seconds(), default=None,
+                   help="seconds between snapshots (default: the source's poll interval in "
+                        "the config; slurm 5, others 2)")
     p.add_argument("--retention", metavar="AGE", help="drop frames older than AGE (e.g. 72h)")
     p.add_argument("--daemon", action="store_true", help="run in the background")
     p.add_argument("--pidfile", metavar="FILE", help="write the recorder's pid here")
