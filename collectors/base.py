@@ -7,10 +7,6 @@ from typing import Protocol, runtime_checkable
 from collectors.model import Snapshot
 
 
-class CollectorError(Exception):
-    """A source failed; the message is one line fit for a banner."""
-
-
 @runtime_checkable
 class Collector(Protocol):
     """A source of snapshots. ``collect`` never raises for a source outage:

@@ -1,5 +1,5 @@
 """Property tests for the Slurm value parsers: hostlists, TRES, durations, timestamps,
-GRES with indices, array ids. Each round-trips and never fails on junk with anything but
+GRES with indices. Each round-trips and never fails on junk with anything but
 a one-line ParseError."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.slurm.array_ids import ArrayId, format_array_id, parse_array_id
 from collectors.slurm.durations import format_duration, parse_duration
 from collectors.slurm.errors import ParseError
 from collectors.slurm.gres import Gres, format_gres, parse_gres
@@ -221,39 +220,3 @@ def test_gres_round_trip(items: list[Gres]) -> None:
 @given(JUNK)
 def test_gres_never_crashes(text: str) -> None:
     _one_line_or_ok(parse_gres, text)
-
-
-# ---- array ids ---------------------------------------------------------------------
-def test_array_examples() -> None:
-    a = parse_array_id("86_[2-7%2]")
-    assert a == ArrayId("86", tasks=(2, 3, 4, 5, 6, 7), max_running=2)
-    assert parse_array_id("86_3") == ArrayId("86", task=3)
-    assert parse_array_id("86") == ArrayId("86")
-    assert parse_array_id("86_[1,3,5-9:2]").tasks == (1, 3, 5, 7, 9)
-    for bad in ("86_", "86_[", "86_[7-2]", "x_1", "86_[1-2%]"):
-        with pytest.raises(ParseError):
-            parse_array_id(bad)
-
-
-ARRAYS = st.one_of(
-    st.builds(lambda j: ArrayId(str(j)), st.integers(1, 10**7)),
-    st.builds(lambda j, t: ArrayId(str(j), task=t), st.integers(1, 10**7), st.integers(0, 10**5)),
-    st.builds(
-        lambda j, ts, m: ArrayId(str(j), tasks=tuple(sorted(ts)), max_running=m),
-        st.integers(1, 10**7),
-        st.sets(st.integers(0, 500), min_size=1, max_size=20),
-        st.none() | st.integers(1, 50),
-    ),
-)
-
-
-@FEW
-@given(ARRAYS)
-def test_array_round_trip(a: ArrayId) -> None:
-    assert parse_array_id(format_array_id(a)) == a
-
-
-@FEW
-@given(JUNK)
-def test_array_never_crashes(text: str) -> None:
-    _one_line_or_ok(parse_array_id, text)

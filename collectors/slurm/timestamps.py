@@ -37,8 +37,3 @@ def format_timestamp(epoch: float | None, tz: dt.tzinfo | None = None) -> str:
     if epoch is None:
         return "Unknown"
     return dt.datetime.fromtimestamp(epoch, tz).strftime("%Y-%m-%dT%H:%M:%S")
-
-
-def epoch_or_none(value: int | None) -> float | None:
-    """JSON times: Slurm writes 0 (or nothing) for 'no time'."""
-    return float(value) if value else None
