@@ -8,7 +8,7 @@ CARGO_MANIFEST := scheduler_core/Cargo.toml
 # The native key pruner in front of squeue --json decoding (collectors/slurm/json_decode.py).
 PRUNE_MANIFEST := json_prune/Cargo.toml
 
-.PHONY: demo test build lint rust-test py-test system-deps bench clean
+.PHONY: demo test build lint rust-test py-test fuzz system-deps bench clean
 
 $(BIN)/maturin:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ py-test: build
 	$(BIN)/python -m pytest
 
 test: system-deps build lint rust-test py-test
+
+# The fuzz suite with a long budget (docs/fuzzing.md); py-test runs it with a short one.
+# QUOTATOP_FUZZ_EXAMPLES=N sets the examples per test (default 20000).
+fuzz: build
+	QUOTATOP_FUZZ_PROFILE=long $(BIN)/python -m pytest tests/fuzz -q -p no:randomly --hypothesis-show-statistics
 
 bench: build
 	for b in crossing core slurm_parse tui recording_size replay; do $(BIN)/python bench/$$b.py || exit 1; done

@@ -85,11 +85,20 @@ class ReplayConfig(_Table):
     speed: Seconds | None = None
 
 
+class LiveConfig(_Table):
+    """A recording a poller (`quotatop record --daemon`) is writing, viewed live."""
+
+    recording: str | None = None
+    pidfile: str | None = None  # the poller's pid file: gone means the poller stopped
+    stale_after: Annotated[int, msgspec.Meta(ge=1)] | None = None  # poller intervals
+
+
 class TuiConfig(_Table):
     """Settings only the TUI (`quotatop` with no subcommand) reads."""
 
     theme: str | None = None  # any Textual theme; None: Textual's default
     record_dir: str | None = None  # where R records; None: $XDG_STATE_HOME/quotatop
+    export_dir: str | None = None  # where e/E exports and ctrl+s screenshots go; None: cwd
 
 
 class SourcesConfig(_Table):
@@ -98,6 +107,11 @@ class SourcesConfig(_Table):
     k8s: K8sConfig = msgspec.field(default_factory=K8sConfig)
     prometheus: PrometheusTable = msgspec.field(default_factory=PrometheusTable)
     replay: ReplayConfig = msgspec.field(default_factory=ReplayConfig)
+    live: LiveConfig = msgspec.field(default_factory=LiveConfig)
+
+
+# The least seconds between polls of a source when the config gives none (`poll`).
+DEFAULT_POLL: dict[str, float] = {"slurm": 5.0}
 
 
 class Config(_Table):
@@ -106,11 +120,15 @@ class Config(_Table):
     poll: dict[str, Seconds] = {}  # per-source poll interval; missing: refresh
     sources: SourcesConfig = msgspec.field(default_factory=SourcesConfig)
     incidents: dict[str, Any] = {}  # thresholds, decoded by the incidents code
+    prices: dict[str, Any] = {}  # cost per hour for `quotatop report`, checked by quotatop.review
     tui: TuiConfig = msgspec.field(default_factory=TuiConfig)
     path: str | None = None  # where it was read from (not a key in the file)
 
     def poll_interval(self, source: str) -> float:
-        return self.poll.get(source, self.refresh)
+        # Slurm is polled no faster than every 5 s unless the config says otherwise: one
+        # round is 3 slurmctld RPCs (squeue, sinfo), so a viewer or a poller stays under
+        # the load of `watch -n2 squeue` (60 a minute; bench/rpc_load.py measures it).
+        return self.poll.get(source, max(self.refresh, DEFAULT_POLL.get(source, 0.0)))
 
     def source_options(self, source: str | None = None, **overrides: Any) -> SourceOptions:
         """SourceOptions for ``source`` (default: the configured one) from this file, with
@@ -135,8 +153,10 @@ class Config(_Table):
             "prometheus_basic_user": s.prometheus.basic_user,
             "prometheus_basic_password_env": s.prometheus.basic_password_env,
             "prometheus_basic_password_file": s.prometheus.basic_password_file,
-            "recording": s.replay.recording,
+            "recording": s.live.recording if name == "live" else s.replay.recording,
             "replay_speed": s.replay.speed,
+            "live_pidfile": s.live.pidfile,
+            "live_stale_after": s.live.stale_after,
             "timeout": {
                 "slurm": s.slurm.timeout,
                 "k8s": s.k8s.timeout,
@@ -180,6 +200,8 @@ def parse_config(text: bytes | str, where: str = "config") -> Config:
         raise UserError(f"{where}: not TOML: the file is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{where}: not TOML: {exc}") from None
+    except RecursionError:  # found by tests/fuzz: tomllib recurses once per [ or {
+        raise UserError(f"{where}: not TOML: nested too deeply") from None
     if "path" in raw:
         raise UserError(f"{where}: at path: unknown key")
     _refuse_moved(raw, where)

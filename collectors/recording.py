@@ -902,6 +902,30 @@ SELECT seq, kind, ref, blob FROM chain
 """
 
 
+# The most bytes one frame may decompress to. zstd allocates what a frame's header
+# claims; a damaged or hostile blob claiming a terabyte must be a damaged recording,
+# not a MemoryError. A 100k-job snapshot is ~30 MB of msgpack.
+MAX_FRAME_BYTES = 1 << 30
+
+
+def _bounded(blob: bytes) -> bytes:
+    """``blob`` if the size its zstd header claims is within MAX_FRAME_BYTES."""
+    try:
+        size = zstandard.frame_content_size(blob)
+    except zstandard.ZstdError:
+        return blob  # not a frame header zstd can read: decompress says why
+    if size > MAX_FRAME_BYTES:
+        raise RecordingError(f"a frame claims {size} bytes (at most {MAX_FRAME_BYTES})")
+    return blob
+
+
+def _check_times(rows: list[tuple[object, object, object]]) -> None:
+    """Frame times are finite numbers: a damaged file may hold text in the REAL column."""
+    for seq, t, _ in rows:
+        if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t):
+            raise RecordingError(f"damaged recording (frame {seq} has time {t!r})")
+
+
 def _keyframe_raw(conn: sqlite3.Connection, seq: int, has_ref: bool) -> bytes:
     """The msgpack bytes of keyframe ``seq``: its chain read in one query and
     decompressed root first in one call (``decompress_content_dict_chain`` is our
@@ -917,7 +941,7 @@ def _keyframe_raw(conn: sqlite3.Connection, seq: int, has_ref: bool) -> bytes:
     for i, (at, kind, ref, _) in enumerate(rows):
         if kind != KEYFRAME or (i == len(rows) - 1 and ref != 0):
             raise RecordingError(f"keyframe {ref if kind == KEYFRAME else at} is missing")
-    blobs = [blob for *_, blob in reversed(rows)]
+    blobs = [_bounded(blob) for *_, blob in reversed(rows)]
     dctx = zstandard.ZstdDecompressor()
     return dctx.decompress(blobs[0]) if len(blobs) == 1 else dctx.decompress_content_dict_chain(
         blobs)
@@ -970,12 +994,6 @@ def _rebase(conn: sqlite3.Connection, keep: int, orphans: list[int]) -> None:
         conn.execute("UPDATE frames SET ref = ?, blob = ? WHERE seq = ?", (ref, blob, seq))
 
 
-class FrameInfo(Struct, frozen=True):
-    seq: int
-    t: float
-    kind: int
-
-
 class _Cursor:
     """Where the last read left a delta chain, so stepping forward is cheap."""
 
@@ -1008,6 +1026,11 @@ class Recording:
             self._db.close()
             raise
         self.path = str(path)
+        try:
+            _check_times(rows)
+        except RecordingError as e:
+            self._db.close()
+            raise RecordingError(f"{path}: {e}") from None
         self.seqs = [r[0] for r in rows]
         self.times = [r[1] for r in rows]
         self._key_seqs = [r[2] for r in rows]
@@ -1065,6 +1088,10 @@ class Recording:
             del self.seqs[:cut], self.times[:cut], self._key_seqs[:cut]
             if self._cache is not None and self._cache.key_seq < first:
                 self._cache = None
+        try:
+            _check_times(rows)
+        except RecordingError as e:
+            raise RecordingError(f"{self.path}: {e}") from None
         for seq, t, key_seq in rows:
             self.seqs.append(seq)
             self.times.append(t)
@@ -1145,7 +1172,7 @@ class Recording:
                 if len(rows) != seq - start + 1 or any(k != DELTA for k, _, _ in rows):
                     raise RecordingError(f"{self.path}: frames missing before frame {index + 1}")
                 for _, ref, blob in rows:
-                    raw_delta = self._delta_dctx(ref, cache).decompress(blob)
+                    raw_delta = self._delta_dctx(ref, cache).decompress(_bounded(blob))
                     cache.state.apply(_delta_decoder.decode(raw_delta))
                 cache.seq = seq
         except (
@@ -1158,6 +1185,7 @@ class Recording:
             TypeError,
             ValueError,  # a column whose positions and values differ in number
             AttributeError,  # a patch naming a field the item does not have
+            MemoryError,  # a chain whose frames together claim more than memory holds
         ) as e:
             self._cache = None
             raise RecordingError(f"{self.path}: damaged frame {index + 1} ({e})") from None

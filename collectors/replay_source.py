@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from collectors.model import Snapshot
@@ -101,7 +101,16 @@ class ReplaySource(TimelineBase):
 
         n = self.frames
         every = max(1, n // self._incidents_max_frames)
-        return detect_incidents(self.recording.frame(i) for i in range(0, n, every))
+        return detect_incidents(self._readable_frames(range(0, n, every)))
+
+    def _readable_frames(self, indices: range) -> Iterator[Snapshot]:
+        """The frames at ``indices`` that read: a damaged frame is skipped, so the
+        incident marks cover the rest (the frame itself shows its error when reached)."""
+        for i in indices:
+            try:
+                yield self.recording.frame(i)
+            except RecordingError:
+                continue
 
     def _goto(self, index: int) -> None:
         self._index = index

@@ -10,8 +10,11 @@ moment), computed when the frame is first shown.
 
 from __future__ import annotations
 
+import array
 import bisect
 import math
+from collections import OrderedDict
+from typing import NamedTuple
 
 import msgspec
 
@@ -63,27 +66,59 @@ class _Run(msgspec.Struct):
     start: float | None = None
     nodes: list[str] = []
     requeued: float | None = None  # last requeue: its wait restarts there
+    pos: int = 0  # its index in ScenarioPlayback._jobs
+
+
+# A job's state in a frame as one byte: index into _STATES.
+_STATES = (PENDING, RUNNING, SUSPENDED)
+_CODE = {s: i for i, s in enumerate(_STATES)}
+_NO_NODES: list[str] = []
+
+
+class _Frame(NamedTuple):
+    """What a frame needs to be built again: its time, the fair-share usage and
+    counters then, and the jobs on the cluster as columns (each job once, by its index
+    in ``ScenarioPlayback._jobs``), not as snapshots. Holding every frame as a Snapshot
+    was the demo's memory: 88 frames of an 8,000-job scenario were 176k Job structs,
+    ~130 MB (bench/soak.py --scenario-jobs 8000); as columns they are ~5 MB."""
+
+    t: float
+    fs_usage: tuple[float, ...]
+    rejected: int
+    preemptions: int
+    jobs: array.array[int]  # index into ScenarioPlayback._jobs
+    states: bytes  # index into _STATES
+    starts: array.array[float]  # the running job's start, scenario seconds (else NaN)
+    requeued: array.array[float]  # its last requeue (NaN: never requeued)
+    nodes: tuple[list[str], ...]  # the running job's nodes (shared lists, never changed)
 
 
 class ScenarioPlayback:
+    # Predicted frames kept: the one on screen and a few around it (stepping back and
+    # forth re-predicts nothing). All of them were kept, and a looping demo's memory
+    # grew by a full pass of predicted frames (~100 MB at 8,000 jobs) before each wrap.
+    PREDICTED_KEPT = 8
+
     def __init__(self, scenario: ScenarioV2) -> None:
         from quotatop.simulate import v2_inputs
 
         self.scenario = scenario
         self.cluster, self.jobs, self.policy = v2_inputs(scenario)
         try:
-            self.result = scheduler_core.simulate(self.jobs, self.policy, cluster=self.cluster,
-                                                  start=0.0, until=scenario.until)
+            result = scheduler_core.simulate(self.jobs, self.policy, cluster=self.cluster,
+                                             start=0.0, until=scenario.until)
         except ValueError as e:
             raise ScenarioError(f"scenario {scenario.scenario.name}: {e}") from None
-        ev_times = [e.time for e in self.result.events]
+        ev_times = [e.time for e in result.events]
         end = max(ev_times, default=0.0)
         if scenario.until is not None:
             end = min(end, scenario.until)
         self.times = frame_times(ev_times, 0.0, end)
         self.unit = scenario.scenario.unit
-        self._frames = self._sweep()
-        self._predicted: dict[int, Snapshot] = {}
+        # The simulation's events are swept once into the frames' columns and let go.
+        self._team_index = {name: i for i, name in enumerate(result.teams)}
+        self._frames = self._sweep(result)
+        self._predicted: OrderedDict[int, Snapshot] = OrderedDict()
         self._predicted_offset = 0.0
 
     def __len__(self) -> int:
@@ -101,30 +136,40 @@ class ScenarioPlayback:
     def frame(self, index: int, offset: float = 0.0) -> Snapshot:
         """Frame ``index`` with every instant moved ``offset`` seconds later (a
         later pass of the loop). Predictions are made on the moved frame, so
-        reasons' clock times match it; only the current offset's are kept."""
+        reasons' clock times match it; only the current offset's are kept, and of
+        those the last PREDICTED_KEPT asked for."""
         if offset != self._predicted_offset:
-            self._predicted, self._predicted_offset = {}, offset
+            self._predicted, self._predicted_offset = OrderedDict(), offset
         snap = self._predicted.get(index)
         if snap is None:
-            snap = self._with_predictions(shifted(self._frames[index], offset))
+            snap = self._with_predictions(shifted(self._snapshot(index), offset))
             self._predicted[index] = snap
+            while len(self._predicted) > self.PREDICTED_KEPT:
+                self._predicted.popitem(last=False)
+        else:
+            self._predicted.move_to_end(index)
         return msgspec.structs.replace(snap, meta=dict(snap.meta))
 
     # ------------------------------------------------------------------ sweep
 
-    def _sweep(self) -> list[Snapshot]:
+    def _sweep(self, result: scheduler_core.SimResult) -> list[_Frame]:
         runs = {j.id: _Run(job=j) for j in self.jobs}
-        events = self.result.events
-        samples = self.result.usage
-        team_index = {name: i for i, name in enumerate(self.result.teams)}
-        fs_usage = [0.0] * len(self.result.teams)
+        # The frames' columns name a job by its position here.
+        self._jobs = [r.job for r in runs.values()]
+        for k, r in enumerate(runs.values()):
+            r.pos = k
+        events = result.events
+        samples = result.usage
+        fs_usage = [0.0] * len(result.teams)
         fs_t, sample_i = 0.0, 0
-        cur: list[float] = [0.0] * len(self.result.teams)
+        cur: list[float] = [0.0] * len(result.teams)
         half_life = self.policy.usage_half_life
         rejected = preempted = 0
-        out: list[Snapshot] = []
+        out: list[_Frame] = []
+        # The jobs submitted and not gone, in job order (as a frame lists them).
+        on: dict[int, _Run] = {}
         e = 0
-        for i, t in enumerate(self.times):
+        for t in self.times:
             while e < len(events) and events[e].time <= t:
                 ev = events[e]
                 r = runs.get(ev.job_id)
@@ -146,43 +191,59 @@ class ScenarioPlayback:
                     r.nodes = []
                     r.state = {"requeue": PENDING, "suspend": SUSPENDED}.get(mode, "gone")
                     r.requeued = ev.time if r.state == PENDING else r.requeued
+                if r.state in _CODE:
+                    on[r.pos] = r
+                else:
+                    on.pop(r.pos, None)
             # Fair-share usage decays as the core's does: usage × dt, halved per half-life.
             while sample_i < len(samples) and samples[sample_i].time <= t:
                 fs_t = _integrate(fs_usage, cur, fs_t, samples[sample_i].time, half_life)
                 cur = samples[sample_i].usage
                 sample_i += 1
             fs_t = _integrate(fs_usage, cur, fs_t, t, half_life)
-            out.append(self._snapshot(i, t, runs, fs_usage, team_index,
-                                      {"rejected": rejected, "preemptions": preempted}))
+            order = sorted(on)
+            runs_on = [on[k] for k in order]
+            running = [r.state == RUNNING for r in runs_on]
+            out.append(_Frame(
+                t=t, fs_usage=tuple(fs_usage), rejected=rejected, preemptions=preempted,
+                jobs=array.array("I", order),
+                states=bytes(_CODE[r.state] for r in runs_on),
+                starts=array.array("d", [r.start if run and r.start is not None else math.nan
+                                         for r, run in zip(runs_on, running, strict=True)]),
+                requeued=array.array("d", [math.nan if r.requeued is None else r.requeued
+                                           for r in runs_on]),
+                nodes=tuple(r.nodes if run else _NO_NODES
+                            for r, run in zip(runs_on, running, strict=True))))
         return out
 
-    def _snapshot(self, index: int, t: float, runs: dict[str, _Run], fs_usage: list[float],
-                  team_index: dict[str, int], counts: dict[str, int]) -> Snapshot:
+    def _snapshot(self, index: int) -> Snapshot:
+        """Frame ``index`` built from its columns (before predictions)."""
+        f = self._frames[index]
         alloc: dict[str, dict[str, float]] = {}
         usage: dict[str, dict[str, float]] = {}
         jobs: list[Job] = []
-        for r in runs.values():
-            if r.state not in (PENDING, RUNNING, SUSPENDED):
-                continue
-            j = r.job
-            if r.state == RUNNING:
+        for pos, code, start, requeued, on_nodes in zip(
+                f.jobs, f.states, f.starts, f.requeued, f.nodes, strict=True):
+            j = self._jobs[pos]
+            state = _STATES[code]
+            if state == RUNNING:
                 tu = usage.setdefault(j.team, {})
                 for k, v in j.request.items():
                     tu[k] = tu.get(k, 0.0) + v
-                share = 1.0 / max(1, len(r.nodes))
-                for n in r.nodes:
+                share = 1.0 / max(1, len(on_nodes))
+                for n in on_nodes:
                     na = alloc.setdefault(n, {})
                     for k, v in j.request.items():
                         na[k] = na.get(k, 0.0) + v * share
             jobs.append(Job(
-                id=j.id, name=j.id, user=j.user, team=j.team, qos=j.qos, state=r.state,
+                id=j.id, name=j.id, user=j.user, team=j.team, qos=j.qos, state=state,
                 request=dict(j.request), nodes_requested=j.nodes_requested,
                 time_limit=j.time_limit, submit_time=EPOCH + j.submit_time,
-                eligible_time=None if r.requeued is None else EPOCH + r.requeued,
-                start_time=EPOCH + r.start if r.state == RUNNING and r.start is not None
-                else None,
-                nodes=list(r.nodes) if r.state == RUNNING else [],
+                eligible_time=None if math.isnan(requeued) else EPOCH + requeued,
+                start_time=None if math.isnan(start) else EPOCH + start,
+                nodes=list(on_nodes) if state == RUNNING else [],
                 qos_class=j.qos_class, gang=j.gang, partition=j.partition))
+
         nodes = []
         for n in self.cluster.nodes:
             a = alloc.get(n.name, {})
@@ -197,18 +258,17 @@ class ScenarioPlayback:
                         if u.get(k, 0.0) > g}
             notes = [] if tm.guarantee is not None else [
                 "scenario team without a guarantee: max only, neither lends nor borrows"]
-            k = team_index.get(tm.name)
-            fs = FairShare(raw_usage=fs_usage[k]) if k is not None else None
+            k = self._team_index.get(tm.name)
+            fs = FairShare(raw_usage=f.fs_usage[k]) if k is not None else None
             teams.append(msgspec.structs.replace(tm, usage=u, borrowed=borrowed,
                                                  fairshare=fs, source_notes=notes))
         info = self.scenario.scenario
         return Snapshot(
-            cluster=info.cluster, source=f"demo:{info.name}", taken_at=EPOCH + t,
+            cluster=info.cluster, source=f"demo:{info.name}", taken_at=EPOCH + f.t,
             nodes=nodes, teams=teams, qos=list(self.cluster.qos), jobs=jobs,
-            meta={"step": str(index + 1), "steps": str(len(self.times)), "time": f"{t:g}",
+            meta={"step": str(index + 1), "steps": str(len(self.times)), "time": f"{f.t:g}",
                   "unit": self.unit, "scenario": info.name, "policy": info.policy,
-                  "rejected": str(counts["rejected"]),
-                  "preemptions": str(counts["preemptions"])})
+                  "rejected": str(f.rejected), "preemptions": str(f.preemptions)})
 
     def _with_predictions(self, snap: Snapshot) -> Snapshot:
         # Jobs that started at this very instant were pending just before the pass

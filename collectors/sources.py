@@ -50,15 +50,18 @@ class SourceOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     prometheus_basic_user: str | None = None
     prometheus_basic_password_env: str | None = None
     prometheus_basic_password_file: str | None = None
-    # replay
+    # replay, live
     recording: str | None = None
     replay_speed: float = 1.0
+    # live: a recording a poller (`quotatop record --daemon`) is still writing
+    live_pidfile: str | None = None  # the poller's pid file; gone: the poller is stale
+    live_stale_after: int = 5  # poller intervals without a new frame: stale
     # all
     timeout: float = 10.0  # seconds per command / request
     refresh: float = 2.0  # seconds between collects (the caller's loop reads it)
 
 
-SOURCES = ("demo", "slurm", "k8s", "prometheus", "replay")
+SOURCES = ("demo", "slurm", "k8s", "prometheus", "replay", "live")
 
 
 def options_from_mapping(raw: Mapping[str, Any], where: str = "options") -> SourceOptions:
@@ -91,6 +94,9 @@ def _check_numbers(opts: SourceOptions) -> None:
                             f"(at most {MAX_SECONDS:g}), not {value!r}")
     if not 1.0 <= opts.replay_speed <= 1000.0:
         raise UserError(f"option replay_speed must be from 1 to 1000, not {opts.replay_speed!r}")
+    if not 1 <= opts.live_stale_after <= 10_000:
+        raise UserError(f"option live_stale_after must be from 1 to 10000 poller intervals, "
+                        f"not {opts.live_stale_after!r}")
     if not 0 <= opts.kueue_visibility_interval <= MAX_SECONDS:
         raise UserError(f"option kueue_visibility_interval cannot be negative, NaN or above "
                         f"{MAX_SECONDS:g} seconds, not {opts.kueue_visibility_interval!r}")
@@ -106,12 +112,32 @@ def _existing_file(path: str | None, what: str) -> str | None:
     return str(p)
 
 
+def bundled_scenarios() -> list[str]:
+    """The names of the scenarios shipped in demo_data/ (installed beside the packages)."""
+    return sorted(p.stem for p in DEMO_DATA.glob("*.toml"))
+
+
+def scenario_path(given: str) -> str:
+    """A scenario file, or a bundled one by name: ``queue_storm`` or
+    ``queue_storm.toml`` is demo_data/queue_storm.toml wherever quotatop is
+    installed. A file of that name in the current directory wins. A bare name that
+    is neither is refused with the bundled names, on one line."""
+    p = Path(given).expanduser()
+    if p.exists() or len(p.parts) > 1:
+        return str(p)  # a path: load_scenario says what is wrong with it
+    bundled = DEMO_DATA / (p.name if p.suffix == ".toml" else f"{p.name}.toml")
+    if bundled.is_file():
+        return str(bundled)
+    raise UserError(f"{given}: no such scenario file, nor a bundled scenario "
+                    f"(bundled: {', '.join(bundled_scenarios())})")
+
+
 def _demo(opts: SourceOptions) -> Collector:
     from collectors.scenario_playback import ScenarioError
     from collectors.scenario_source import ScenarioSource
     from quotatop.scenario import load_scenario
 
-    path = opts.scenario or str(DEFAULT_SCENARIO)
+    path = scenario_path(opts.scenario) if opts.scenario else str(DEFAULT_SCENARIO)
     scenario = load_scenario(path)  # raises UserError itself
     try:
         return ScenarioSource(scenario)
@@ -207,10 +233,24 @@ def _replay(opts: SourceOptions) -> Collector:
         raise UserError(str(exc)) from None
 
 
+def _live(opts: SourceOptions) -> Collector:
+    from collectors.live_source import LiveSource
+    from collectors.recording import RecordingError
+
+    if not opts.recording:
+        raise UserError("the live source needs the recording a poller writes (recording)")
+    try:
+        return LiveSource(opts.recording, refresh=opts.refresh, pidfile=opts.live_pidfile,
+                          stale_after=opts.live_stale_after)
+    except RecordingError as exc:
+        raise UserError(str(exc)) from None
+
+
 _BUILDERS: dict[str, Callable[[SourceOptions], Collector]] = {
     "demo": _demo,
     "slurm": _slurm,
     "k8s": _k8s,
     "prometheus": _prometheus,
     "replay": _replay,
+    "live": _live,
 }

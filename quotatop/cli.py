@@ -6,20 +6,14 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from collectors import procgroups
-from collectors.sources import DEFAULT_SCENARIO, DEMO_DATA
+from collectors.sources import DEFAULT_SCENARIO
 from quotatop import __version__
 from quotatop.commands import COMMANDS
 from quotatop.errors import UserError
 from quotatop.flags import OneLineParser, seconds
 from quotatop.source_flags import add_source_flags
-
-
-def demo_path(name: str) -> Path:
-    """A bundled scenario from demo_data/ beside the packages."""
-    return DEMO_DATA / name
 
 
 def _cmd_tui(args: argparse.Namespace) -> int:
@@ -32,9 +26,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="quotatop", description=__doc__)
     p.add_argument("--version", action="version", version=f"quotatop {__version__}")
     p.add_argument("--scenario",
-                   help=f"scenario TOML to play (default: {DEFAULT_SCENARIO.name})")
+                   help="scenario TOML to play, or a bundled one by name, e.g. queue_storm "
+                        f"(default: {DEFAULT_SCENARIO.stem})")
     p.add_argument("--source", nargs="+", metavar="KIND",
-                   help="demo | slurm | k8s | prometheus | replay FILE "
+                   help="demo | slurm | k8s | prometheus | replay FILE | live FILE "
                         "(default: source in the config, else demo)")
     p.add_argument("--refresh", type=seconds(), default=None,
                    help="seconds between refreshes (default: refresh in the config, 2)")

@@ -26,9 +26,12 @@ def _fmt(x: float) -> str:
 def check(name: str, value: float, lo: float, hi: float, *, lo_open: bool = False,
           integer: bool = False) -> None:
     """ValueError naming ``name`` and the range unless ``lo (<|<=) value <= hi``."""
-    ok = (not isinstance(value, bool) and math.isfinite(value)
-          and (value > lo if lo_open else value >= lo) and value <= hi
-          and (not integer or float(value).is_integer()))
+    try:
+        ok = (not isinstance(value, bool) and math.isfinite(value)
+              and (value > lo if lo_open else value >= lo) and value <= hi
+              and (not integer or float(value).is_integer()))
+    except OverflowError:  # found by tests/fuzz: an int past a float (--frames 9...9)
+        ok = False
     if not ok:
         kind = "a whole number" if integer else "a number"
         span = (f"greater than {_fmt(lo)} and at most {_fmt(hi)}" if lo_open
@@ -69,6 +72,10 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         import sys
 
+        # Found by tests/fuzz: argparse quotes some arguments as given ("unrecognized
+        # arguments: a<newline>b"); a line break, another control character or a lone
+        # surrogate (invalid UTF-8 in argv) is written escaped, so the error stays one line.
+        message = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
         sys.stderr.write(f"quotatop: {self.prog.removeprefix('quotatop ')}: {message}\n"
                          if self.prog != "quotatop" else f"quotatop: {message}\n")
         sys.exit(2)

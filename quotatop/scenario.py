@@ -145,6 +145,8 @@ def load_scenario(path: str | Path) -> Scenario | ScenarioV2:
         raise UserError(f"{p}: not TOML: the file is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"{p}: not TOML: {e}") from None
+    except RecursionError:  # found by tests/fuzz: tomllib recurses once per [ or {
+        raise UserError(f"{p}: not TOML: nested too deeply") from None
     _check_finite(p, raw, "")
     info = raw.get("scenario") if isinstance(raw, dict) else None
     v2 = isinstance(info, dict) and info.get("policy") == "multifactor"

@@ -19,6 +19,8 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--kubeconfig", help="k8s: the kubeconfig file")
     g.add_argument("--context", help="k8s: the kubeconfig context")
     g.add_argument("--prometheus-url", metavar="URL", help="prometheus: its base URL")
+    g.add_argument("--poller-pidfile", metavar="FILE",
+                   help="live: the poller's pid file (record --pidfile); gone: poller stale")
 
 
 def source_overrides(args: argparse.Namespace, kind: str) -> dict[str, Any]:
@@ -27,6 +29,11 @@ def source_overrides(args: argparse.Namespace, kind: str) -> dict[str, Any]:
         from quotatop.errors import UserError
 
         raise UserError(f"--ssh applies to --source slurm only, not {kind}")
+    if getattr(args, "poller_pidfile", None) and kind != "live":
+        from quotatop.errors import UserError
+
+        raise UserError(f"--poller-pidfile applies to --source live only, not {kind}")
     flags = {"ssh_host": "ssh", "timeout": "timeout", "kubeconfig": "kubeconfig",
-             "context": "context", "prometheus_url": "prometheus_url"}
+             "context": "context", "prometheus_url": "prometheus_url",
+             "live_pidfile": "poller_pidfile"}
     return {key: getattr(args, flag, None) for key, flag in flags.items()}

@@ -196,7 +196,9 @@ def core_inputs(trace: Trace, nodes: int, per_node: float) -> tuple[Snapshot, li
         if j.gpu_type and trace.nodes:  # no node of that model: the core rejects it
             request[f"gpu:{j.gpu_type}"] = need
         limit = j.time_limit
-        if trace.nodes:
+        if trace.nodes or per_node <= 0:
+            # per_node 0: every job of the trace asks 0 GPUs (found by tests/fuzz: a
+            # ZeroDivisionError below); such a job fits one node of none.
             asked = 1
         else:
             # Capped one above the cluster: such a job is rejected all the same.

@@ -25,6 +25,7 @@ class Launch:
     refresh: float  # seconds between refreshes of the view
     theme: str | None
     record_dir: Path | None
+    export_dir: Path | None = None  # e/E exports, ctrl+s screenshots; None: the cwd
 
 
 def source_words(source: list[str] | None, default: str) -> tuple[str, str | None]:
@@ -36,7 +37,7 @@ def source_words(source: list[str] | None, default: str) -> tuple[str, str | Non
     if kind not in SOURCES:
         raise UserError(f"--source {kind}: unknown source (choose from {', '.join(SOURCES)})")
     path = words[1] if len(words) > 1 else None
-    if path and kind not in ("demo", "replay"):
+    if path and kind not in ("demo", "replay", "live"):
         raise UserError(f"--source {kind} takes no file argument")
     return kind, path
 
@@ -56,15 +57,17 @@ def resolve(args: argparse.Namespace) -> Launch:
     }
     if kind == "demo":
         overrides["scenario"] = path or args.scenario
-    elif kind == "replay":
+    elif kind in ("replay", "live"):
         overrides["recording"] = path
     options = cfg.source_options(kind, **overrides)
-    if kind == "replay" and not options.recording:
-        raise UserError("--source replay needs a file: --source replay FILE "
-                        "(or sources.replay.recording in the config)")
+    if kind in ("replay", "live") and not options.recording:
+        raise UserError(f"--source {kind} needs a file: --source {kind} FILE "
+                        f"(or sources.{kind}.recording in the config)")
     record_dir = getattr(args, "record_dir", None) or cfg.tui.record_dir
+    export_dir = cfg.tui.export_dir
     return Launch(kind=kind, options=options, refresh=refresh, theme=cfg.tui.theme,
-                  record_dir=Path(record_dir).expanduser() if record_dir else None)
+                  record_dir=Path(record_dir).expanduser() if record_dir else None,
+                  export_dir=Path(export_dir).expanduser() if export_dir else None)
 
 
 def run_tui(args: argparse.Namespace) -> int:
@@ -75,6 +78,7 @@ def run_tui(args: argparse.Namespace) -> int:
 
     app = QuotatopApp(source, refresh=launch.refresh, theme=launch.theme,
                       record_dir=launch.record_dir, footprint=FootprintMeter())
+    app.export_dir = launch.export_dir
     try:
         app.run()
     finally:

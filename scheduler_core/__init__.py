@@ -6,6 +6,7 @@ return typed msgspec Structs from ``scheduler_core.types``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 from typing import overload
 
@@ -100,6 +101,21 @@ class PredictionBatch(Sequence[Prediction]):
         return list(self)
 
 
+@contextlib.contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """The core's ValueError with control characters escaped. Found by tests/fuzz: its
+    messages quote names as they are ("node \"a<newline>b\": ..."), and a name with a
+    line break (a Prometheus label, an escaped JSON string) made a message of two lines
+    where the TUI's banner and the CLI want one."""
+    try:
+        yield
+    except ValueError as exc:
+        text = str(exc)
+        if text.isprintable():
+            raise
+        raise ValueError("".join(c if c.isprintable() else repr(c)[1:-1] for c in text)) from None
+
+
 def predict(snapshot: bytes | msgspec.Struct, policy: Policy | bytes | None = None,
             horizon: float = 86400.0) -> list[Prediction]:
     """For each pending job of the snapshot, in priority order: when and where it
@@ -107,14 +123,16 @@ def predict(snapshot: bytes | msgspec.Struct, policy: Policy | bytes | None = No
 
     Raises ValueError naming the object for an inconsistent snapshot or policy."""
     data = snapshot if isinstance(snapshot, bytes) else _encoder.encode(snapshot)
-    return _predictions.decode(predict_msgpack(data, encode_policy(policy), float(horizon)))
+    with _one_line_errors():
+        return _predictions.decode(predict_msgpack(data, encode_policy(policy), float(horizon)))
 
 
 def predict_batch(snapshot: bytes | msgspec.Struct, policy: Policy | bytes | None = None,
                   horizon: float = 86400.0) -> PredictionBatch:
     """``predict`` with the answer decoded lazily, row by row, as it is read."""
     data = snapshot if isinstance(snapshot, bytes) else _encoder.encode(snapshot)
-    return PredictionBatch(*predict_rows_msgpack(data, encode_policy(policy), float(horizon)))
+    with _one_line_errors():
+        return PredictionBatch(*predict_rows_msgpack(data, encode_policy(policy), float(horizon)))
 
 
 def simulate(jobs: Sequence[SimJob] | bytes, policy: Policy | bytes | None = None, *,
@@ -135,4 +153,5 @@ def simulate(jobs: Sequence[SimJob] | bytes, policy: Policy | bytes | None = Non
         if until is not None:
             payload["until"] = until
         data = _encoder.encode(payload)
-    return SimResult(_sim_result.decode(simulate_msgpack(data, encode_policy(policy))))
+    with _one_line_errors():
+        return SimResult(_sim_result.decode(simulate_msgpack(data, encode_policy(policy))))

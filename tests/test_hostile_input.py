@@ -5,19 +5,17 @@ never unbounded time or memory, never a changed file."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 import tomllib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from faults.fake_prometheus import MALFORMED, FakePrometheus
 
 from collectors.k8s.quantity import parse_quantity
 from collectors.model import Snapshot, Team
@@ -404,79 +402,9 @@ def test_parse_quantity_out_of_range_is_a_value_error(text: object) -> None:
 
 # ---- 5. Prometheus --------------------------------------------------------------------
 
-GOOD = json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [
-    {"metric": {"namespace": "a"}, "values": [[1.0, "7"]]}]}}).encode()
-MALFORMED = {
-    "not-json": b"<html>oops</html>",
-    "not-an-object": b"[1, 2, 3]",
-    "no-data-result": json.dumps({"status": "success", "data": {}}).encode(),
-    "result-not-a-list": json.dumps({"status": "success",
-                                     "data": {"result": {"a": 1}}}).encode(),
-    "values-not-numbers": json.dumps({"status": "success", "data": {"result": [
-        {"metric": {"namespace": "a"}, "values": [[1.0, "seven"]]}]}}).encode(),
-    "huge": b"[" + b"1," * 200_000 + b"1]",
-}
-
-
-class FakePrometheus:
-    """A Prometheus stand-in on 127.0.0.1: ``mode`` says how it answers."""
-
-    def __init__(self) -> None:
-        fake = self
-        self.mode = "good"
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                mode = fake.mode
-                if mode == "trickle-body":
-                    self.send_response(200)
-                    self.send_header("Content-Length", "100000")
-                    self.end_headers()
-                    self._trickle()
-                    return
-                if mode == "trickle-headers":
-                    self.wfile.write(b"HTTP/1.1 200 OK\r\n")
-                    self._trickle(b"X-Slow: " + b"a" * 10_000)
-                    return
-                status, body = (500, b'{"status":"error","errorType":"internal",'
-                                     b'"error":"boom"}') if mode == "500" else (
-                    200, GOOD if mode == "good" else MALFORMED[mode])
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def _trickle(self, data: bytes = b"x" * 100_000) -> None:
-                end = time.monotonic() + 30
-                for byte in data:
-                    if time.monotonic() > end:
-                        return
-                    try:
-                        self.wfile.write(bytes([byte]))
-                        self.wfile.flush()
-                    except OSError:
-                        return
-                    time.sleep(0.2)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
-
-
 @pytest.fixture
 def fake_prometheus() -> Iterator[FakePrometheus]:
-    fake = FakePrometheus()
+    fake = FakePrometheus(trickle_every=0.2)
     try:
         yield fake
     finally:

@@ -1,4 +1,4 @@
-"""quotatop's Textual application: seven screens over one collector.
+"""quotatop's Textual application: eight screens over one collector.
 
 The collector runs in a thread worker at the configured cadence; the worker also
 derives what the screens show (team rows, meter, predictions), so the UI thread
@@ -28,6 +28,7 @@ from collectors.scenario_source import ScenarioSource
 from quotatop.heap import give_back_free_heap
 from tui.derive import Derived, derive
 from tui.format import duration
+from tui.habits import HABIT_BINDINGS, HabitsMixin
 from tui.live_incidents import IncidentState, LiveIncidents
 from tui.live_recording import LiveRecording
 from tui.modals import HelpScreen, JobDetailScreen
@@ -53,7 +54,7 @@ from tui.widgets.pending_list import PendingList
 HISTORY = 60  # refreshes of per-team usage kept for the sparklines
 
 
-class QuotatopApp(App[None]):
+class QuotatopApp(HabitsMixin, App[None]):
     TITLE = "quotatop"
     COMMANDS = App.COMMANDS | {QuotatopCommands}
     CSS = """
@@ -78,6 +79,7 @@ class QuotatopApp(App[None]):
         Binding("R", "toggle_record", "Record"),
         Binding("t", "next_theme", "Theme", show=False),
         Binding("q", "quit", "Quit"),
+        *HABIT_BINDINGS,  # esc back, ←/→ screens, e/E export, ctrl+s screenshot
     ]
 
     def __init__(self, collector: Collector, *, refresh: float = 1.0,
@@ -133,7 +135,10 @@ class QuotatopApp(App[None]):
         # Queries go to the main screen even while help or a job detail is on top.
         self.main = self.screen
         self.sub_title = self.collector.name
-        self.poll()
+        # The first frame even when paused: `replay FILE --at 03:12` opens paused at
+        # that time, and poll() left it on "waiting for the first snapshot" until
+        # space. A paused timeline's collect returns its current frame, unmoved.
+        self.refresh_now()
         self._paint_header()  # "connecting to …" at once, before any data
         self.set_interval(self.refresh_seconds, self.poll)
         self.set_interval(1.0, self._tick)
@@ -178,6 +183,11 @@ class QuotatopApp(App[None]):
         # A slow cluster blocks this thread, never the UI.
         try:
             snap = self.collector.collect()
+            if self._unchanged(snap):
+                # A live viewer between its poller's frames: the rows, the core's answer
+                # and the incidents seen stand; only the header and banner may change.
+                self.call_from_thread(self._repeat_unless_closing, snap)
+                return
             derived = derive(snap)
         except Exception as e:  # a collector bug must become a banner, not a crash
             self.call_from_thread(self._fail_unless_closing, f"{type(e).__name__}: {e}")
@@ -200,6 +210,19 @@ class QuotatopApp(App[None]):
             self.recording.append(snap)
             if self.recording.error:
                 self.call_from_thread(self._header_unless_closing)
+
+    def _unchanged(self, snap: Snapshot) -> bool:
+        """The same items as on screen, from a source that says it hands them back
+        unchanged while nothing new has come (``repeats_items``: the live source)."""
+        prev = self.snapshot
+        return (getattr(self.collector, "repeats_items", False) and prev is not None
+                and self.data is not None and snap.jobs is prev.jobs
+                and snap.nodes is prev.nodes and snap.teams is prev.teams)
+
+    def _repeat_unless_closing(self, snap: Snapshot) -> None:
+        with contextlib.suppress(NoMatches):
+            if self.data is not None:
+                self.apply(snap, self.data.derived, self.data.predictions)
 
     def _start_prediction(self) -> None:
         if core_available() and not self._predicting and self._want_prediction is not None:
@@ -265,6 +288,10 @@ class QuotatopApp(App[None]):
         self.failure = None
         if not snap.stale:
             self.last_ok = self.clock()
+        written = _live_written_at(snap) if self.timeline is None else None
+        if written is not None:
+            # A live viewer's data is as old as the poller's frame, not this collect.
+            self.last_ok = written
         assign_team_colors([t.name for t in snap.teams])
         for r in derived.teams:
             self.history.setdefault(r.name, deque(maxlen=HISTORY)).append(r.used)
@@ -354,6 +381,8 @@ class QuotatopApp(App[None]):
         reason = None
         if self.failure:
             reason = f"source failed: {self.failure}"
+        elif snap is not None and snap.stale and snap.meta.get("live_poller") == "stale":
+            reason = snap.stale_reason  # "poller stale: last frame 42 s ago (…)"
         elif snap is not None and snap.stale:
             reason = f"source stale: {snap.stale_reason or 'no reason given'}"
         elif snap is not None:
@@ -455,6 +484,14 @@ class QuotatopApp(App[None]):
 
     def on_unmount(self) -> None:
         self.recording.stop()  # the last frame is committed; the file stays readable
+        # Textual's run() joins the collect thread before it returns: a collect waiting
+        # on a hung Slurm or Prometheus held `q` for the rest of its deadline (7 s of
+        # 10 measured). A source that can cut its requests short (an optional method,
+        # like progress()) is told to now.
+        interrupt = getattr(self.collector, "interrupt", None)
+        if interrupt is not None:
+            with contextlib.suppress(Exception):  # a courtesy: never a reason to fail quit
+                interrupt()
 
     def action_next_theme(self) -> None:
         names = sorted(self.available_themes)
@@ -467,6 +504,15 @@ class QuotatopApp(App[None]):
             return
         self.push_screen(JobDetailScreen(event.job, self.data.predictions.get(event.job),
                                          self.data.derived.unit, self.data.now))
+
+
+def _live_written_at(snap: Snapshot) -> float | None:
+    """When a live source's poller wrote this frame (collectors/live_source.py sets
+    it only for frames that were fresh then), or None."""
+    try:
+        return float(snap.meta["live_written_at"])
+    except (KeyError, ValueError):
+        return None
 
 
 def _names(in_flight: list[tuple[str, float]]) -> str:

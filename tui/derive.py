@@ -272,11 +272,3 @@ def reclaim_order(snap: Snapshot, rows: list[TeamRow]) -> dict[str, list[Reclaim
         if picks:
             out[lender.name] = picks
     return out
-
-
-def team_history(snap: Snapshot, team: str) -> list[float]:
-    """Usage points for a team from the snapshot's utilization series, if any."""
-    for s in snap.utilization:
-        if s.labels.get("team") == team and s.metric.endswith(("used", "usage", "allocated")):
-            return [v for _, v in s.points]
-    return []

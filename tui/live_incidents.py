@@ -39,6 +39,7 @@ class LiveIncidents:
         try:
             self.monitor.feed(snap)
             now_open = self.monitor.open_incidents()
+            self.monitor.forget_closed()  # they close below, into self._closed (bounded)
         except Exception as e:  # a detector bug must not stop the data on screen
             return IncidentState(self._open, list(self._closed),
                                  error=f"incident detection failed: {type(e).__name__}: {e}")

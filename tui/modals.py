@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -45,6 +47,30 @@ class HelpScreen(ModalScreen[None]):
             yield Static(help_table(), id="help-keys")
 
 
+def detail_title(job: Job) -> str:
+    """`job 1001  train-llm`, but the id once: a name that is the id, or holds it
+    as a word (`prod-train-1001`, Kubernetes workloads), is the title alone."""
+    name = job.name.strip()
+    if not name or name.lower() == job.id.lower():
+        return f"job {job.id}"
+    if re.search(rf"(?<![\w]){re.escape(job.id)}(?![\w])", name):
+        return f"job {name}"
+    return f"job {job.id}  {name}"
+
+
+def reason_and_binding(reason: str, binding: str) -> tuple[str, str]:
+    """The scheduler's reason and the prediction's binding constraint, without
+    saying one text twice: when one holds the other, only the longer is kept (on
+    the line it came from)."""
+    r, b = reason.strip(), (binding or "").strip()
+    if r and b:
+        if b.lower() in r.lower():
+            return r, ""
+        if r.lower() in b.lower():
+            return "", b
+    return r, b
+
+
 def detail_text(job: Job, pred: Prediction, unit: str, now: float) -> Text:
     t = Text()
 
@@ -52,7 +78,7 @@ def detail_text(job: Job, pred: Prediction, unit: str, now: float) -> Text:
         t.append(f"{label:<16}", style="dim")
         t.append(f"{value}\n", style=style)
 
-    t.append(f"job {job.id}  {job.name}\n\n", style="bold")
+    t.append(f"{detail_title(job)}\n\n", style="bold")
     row("state", job.state, "yellow" if job.state == "pending" else "green")
     row("user / team", f"{job.user or DASH} / {job.team or DASH}")
     row("qos", job.qos + (f" ({job.qos_class})" if job.qos_class else ""))
@@ -70,11 +96,13 @@ def detail_text(job: Job, pred: Prediction, unit: str, now: float) -> Text:
     if job.start_time:
         row("started", duration(now - job.start_time) + " ago")
     if job.state == "pending":
-        row("reason", in_words(job.reason) or DASH)
+        reason, binding = reason_and_binding(in_words(job.reason), pred.binding)
+        if reason or not binding:
+            row("reason", reason or DASH)
         row("predicted start", until(pred.start, now) + f"  ({pred.origin})")
         row("predicted nodes", ", ".join(pred.nodes) or DASH)
-        if pred.binding:
-            row("binding", pred.binding)
+        if binding:
+            row("binding", binding)
         if pred.runtime_basis:
             row("run time", f"{duration(pred.runtime)} used: {pred.runtime_basis}")
         if pred.preempts:

@@ -10,6 +10,8 @@ from collections.abc import Callable, Sequence
 from rich.text import Text
 from textual.widgets import DataTable
 
+from tui.widgets.sortable_table import SortableTable, arrow, sort_value
+
 CELL_PAD = 2  # DataTable's cell padding, both sides
 SCROLLBAR = 2  # kept free for a vertical scrollbar, so a long table still fits
 FLEX_MIN = 20  # a clipped free-text column keeps at least this many cells
@@ -90,8 +92,11 @@ def _clip_flex(cols: Columns, rows: Rows, flex: Sequence[str], width: int) -> Ro
 def fill_table(table: DataTable, cols: Columns, rows: Rows,
                keys: Sequence[str | None] | None = None) -> None:
     """Replace the rows (and the columns, when the layout changed), keeping the
-    cursor on the same row number: a refresh must not jump it back to the top."""
+    cursor on the same row number: a refresh must not jump it back to the top.
+    A ``SortableTable`` gets its rows in its sort order and ▲/▼ on that column."""
     at = table.cursor_row
+    if isinstance(table, SortableTable) and table.sort_column is not None:
+        cols, rows, keys = _sorted(table, cols, rows, keys)
     current = [(str(key.value), col.label.plain) for key, col in table.columns.items()]
     if current != cols:
         table.clear(columns=True)
@@ -103,3 +108,18 @@ def fill_table(table: DataTable, cols: Columns, rows: Rows,
         table.add_row(*row, key=keys[i] if keys is not None else None)
     if 0 < at < len(rows):
         table.move_cursor(row=at, animate=False)
+
+
+def _sorted(table: SortableTable, cols: Columns, rows: Rows,
+            keys: Sequence[str | None] | None) -> tuple[Columns, Rows, list[str | None] | None]:
+    """The rows (and their keys) in the table's sort order, the title marked; a
+    column the current layout dropped leaves the order as built."""
+    at = next((i for i, (key, _) in enumerate(cols) if key == table.sort_column), None)
+    if at is None:
+        return cols, rows, list(keys) if keys is not None else None
+    order = sorted(range(len(rows)), key=lambda i: sort_value(plain(rows[i][at])),
+                   reverse=table.sort_reverse)
+    marked = [(key, f"{title}{arrow(table.sort_reverse)}" if i == at else title)
+              for i, (key, title) in enumerate(cols)]
+    return (marked, [rows[i] for i in order],
+            [keys[i] for i in order] if keys is not None else None)

@@ -25,13 +25,19 @@ Obj = dict[str, Any]
 Positions = dict[tuple[str, str], tuple[int, int]]
 
 
+def _position(value: Any) -> bool:
+    # An int32 in Kueue's API. Found by tests/fuzz: an int past 2^64 (or a bool, an int to
+    # isinstance) became Job.queue_position and a recording could not write the frame.
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31
+
+
 def parse_summary(body: Mapping[str, Any]) -> Positions:
     """Positions out of a ``PendingWorkloadsSummary`` (items lacking a position are skipped)."""
     out: Positions = {}
     for item in body.get("items") or []:
         meta = item.get("metadata") or {}
         in_cq, in_lq = item.get("positionInClusterQueue"), item.get("positionInLocalQueue")
-        if not isinstance(in_cq, int) or not isinstance(in_lq, int) or not meta.get("name"):
+        if not (_position(in_cq) and _position(in_lq)) or not meta.get("name"):
             continue
         out[(meta.get("namespace", ""), meta["name"])] = (in_cq, in_lq)
     return out

@@ -74,7 +74,6 @@ class SlurmCollector:
         self.cluster_tz = cluster_tz
         self._last: dict[str, Any] = {}  # command name -> last good parsed output
         self._errors: dict[str, str] = {}  # command name -> error of its latest run
-        self._warnings: dict[str, list[str]] = {}
         self._slow_at: float | None = None
         self._fast_at: float | None = None
         self._snapshot: Snapshot | None = None

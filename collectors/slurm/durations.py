@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from collectors.slurm.errors import ParseError
+from collectors.slurm.table import MAX_INT
 
 # None = no limit or no value: the UI says "unlimited"/"n/a", never shows 0.
 NO_VALUE = frozenset(
@@ -28,7 +30,17 @@ _SECONDS = re.compile(r"^[0-9]+(?:\.[0-9]+)?$")
 def _int(part: str, text: str) -> int:
     if not _FIELD.match(part):
         raise ParseError("duration", text, f"bad field {part!r}")
+    # Found by tests/fuzz: int() of more than 4,300 digits is a ValueError, and a
+    # duration beyond 2^53 s is none Slurm meant (nor a float once times 60).
+    if len(part) > 16:
+        raise ParseError("duration", text, f"out of range (at most 2^53 = {MAX_INT} s)")
     return int(part)
+
+
+def _seconds(value: float, text: str) -> float:
+    if not (math.isfinite(value) and value <= MAX_INT):  # "9" * 400 + ".5" seconds is inf
+        raise ParseError("duration", text, f"out of range (at most 2^53 = {MAX_INT} s)")
+    return value
 
 
 def parse_duration(text: str) -> float | None:
@@ -52,7 +64,7 @@ def parse_duration(text: str) -> float | None:
     else:
         fields = rest.split(":")
         if len(fields) == 1:
-            return float(_int(fields[0], text) * 60)
+            return _seconds(float(_int(fields[0], text) * 60), text)
         if len(fields) == 2:
             h, (m, s) = "0", fields
         elif len(fields) == 3:
@@ -61,7 +73,7 @@ def parse_duration(text: str) -> float | None:
             raise ParseError("duration", text, "too many ':' fields")
     if not _SECONDS.match(s):
         raise ParseError("duration", text, f"bad seconds {s!r}")
-    return days * 86400 + _int(h, text) * 3600 + _int(m, text) * 60 + float(s)
+    return _seconds(days * 86400 + _int(h, text) * 3600 + _int(m, text) * 60 + float(s), text)
 
 
 def format_duration(seconds: float | None) -> str:

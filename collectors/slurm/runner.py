@@ -294,10 +294,16 @@ class _Killed(Exception):
     """Why reading stopped early: the one-line reason, after the group was killed."""
 
 
-def _read_all(proc: subprocess.Popen[bytes], deadline: float, cap: int) -> tuple[bytes, bytes]:
+# How often a read blocked on a silent command looks whether the runner was
+# interrupted (Runner.interrupt): the most a quit waits on it, beside the kill.
+_STOP_POLL = 0.2
+
+
+def _read_all(proc: subprocess.Popen[bytes], deadline: float, cap: int,
+              stop: threading.Event | None = None) -> tuple[bytes, bytes]:
     """stdout and stderr until both close, reading them as they come (never more than
-    ``cap`` / STDERR_CAP bytes) and never past ``deadline``: at the deadline or over a
-    cap, _Killed is raised and the pipes are left unread."""
+    ``cap`` / STDERR_CAP bytes) and never past ``deadline``: at the deadline, over a
+    cap or once ``stop`` is set, _Killed is raised and the pipes are left unread."""
     assert proc.stdout is not None and proc.stderr is not None
     bufs: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
     sizes = dict.fromkeys(bufs, 0)
@@ -310,6 +316,12 @@ def _read_all(proc: subprocess.Popen[bytes], deadline: float, cap: int) -> tuple
             left = deadline - time.monotonic()
             if left <= 0:
                 raise _Killed("deadline")
+            if stop is not None:
+                # Killing the group is not enough to end this read: a grandchild that
+                # left the group may hold stdout open until the deadline.
+                if stop.is_set():
+                    raise _Killed("interrupted")
+                left = min(left, _STOP_POLL)
             for key, _ in sel.select(timeout=left):
                 fd = key.fd
                 try:
@@ -354,6 +366,8 @@ class Runner:
         self._control_dir: str | None = None
         self._lock = threading.Lock()
         self._inflight: dict[str, float] = {}  # command name -> monotonic start
+        self._procs: set[int] = set()  # pids of the commands running now
+        self._stop = threading.Event()  # set by interrupt(): run nothing more
 
     def wire_argv(self, argv: Sequence[str]) -> list[str]:
         """What actually gets exec'd (after the allowlist check)."""
@@ -379,6 +393,19 @@ class Runner:
             "--",
             shlex.join(argv),
         ]
+
+    def interrupt(self) -> None:
+        """quotatop is quitting: kill the commands running now and run no more. Each
+        ``run`` in flight then ends at once (a CommandError) instead of at its
+        deadline, so that the thread waiting on it ends with the app: Textual's
+        ``run()`` joins that thread before it returns, and a hung controller held
+        ``q`` for the rest of the round (up to ``timeout``). Safe from any thread;
+        the runner stays interrupted."""
+        self._stop.set()
+        with self._lock:
+            pids = list(self._procs)
+        for pid in pids:
+            kill_tree(pid)
 
     def progress(self) -> list[tuple[str, float]]:
         """The commands running now and the seconds each has run, oldest first. Safe
@@ -406,6 +433,8 @@ class Runner:
         with self._lock:
             self._inflight[name] = started
         try:
+            if self._stop.is_set():
+                raise CommandError(f"{self._label(wire)}: not started, quotatop is quitting")
             left = deadline - started
             if left <= 0:
                 raise CommandError(
@@ -496,9 +525,13 @@ class Runner:
         except OSError as exc:
             raise CommandError(f"{wire[0]}: {exc.strerror or exc}") from None
         procgroups.add(proc.pid)
+        with self._lock:
+            self._procs.add(proc.pid)
+        if self._stop.is_set():  # interrupted while it started: interrupt() missed it
+            kill_tree(proc.pid)
         try:
             try:
-                out, err = _read_all(proc, deadline, output_cap(label))
+                out, err = _read_all(proc, deadline, output_cap(label), self._stop)
                 proc.wait(timeout=max(0.0, deadline - time.monotonic()))
             except (_Killed, subprocess.TimeoutExpired) as exc:
                 kill_tree(proc.pid)
@@ -510,6 +543,8 @@ class Runner:
                 raise CommandError(f"{label}: {why} (killed)") from None
         finally:
             procgroups.discard(proc.pid)
+            with self._lock:
+                self._procs.discard(proc.pid)
             for pipe in (proc.stdout, proc.stderr):
                 if pipe is not None:
                     with contextlib.suppress(OSError):

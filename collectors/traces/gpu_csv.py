@@ -39,11 +39,13 @@ run time (start+end or duration), are skipped and counted.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as dt
 import itertools
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from msgspec import Struct
 
@@ -159,6 +161,17 @@ def _time(text: str, field: str) -> float | None:
     return when.timestamp()
 
 
+@contextlib.contextmanager
+def _csv_errors(p: Path, reader: Any) -> Iterator[None]:
+    """The csv module's own error (a field over its 128 KiB limit, a quote where it
+    cannot be) as a TraceError naming the file and line. Found by tests/fuzz: it
+    escaped as _csv.Error."""
+    try:
+        yield
+    except csv.Error as e:
+        raise TraceError(f"{p}:{reader.line_num}: not CSV ({e})") from None
+
+
 def _detect(head: list[str]) -> Layout | None:
     have = set(head)
     for layout in LAYOUTS:
@@ -203,8 +216,9 @@ def load_gpu_csv(path: str | Path, *, gpus: float | None = None, strict: bool = 
         fh = p.open(newline="", errors="replace")
     except OSError as e:
         raise TraceError(f"{p}: cannot read ({e.strerror})") from None
-    with fh, gc_paused():
-        head, rows, first_line = _header(p, csv.reader(fh))
+    reader = csv.reader(fh)
+    with fh, gc_paused(), _csv_errors(p, reader):
+        head, rows, first_line = _header(p, reader)
         layout = _detect(head)
         names = dict(layout.columns) if layout else _generic(head)
         if columns:
@@ -338,8 +352,8 @@ def load_nodes(path: str | Path) -> list[TraceNode]:
     except OSError as e:
         raise TraceError(f"{p}: cannot read ({e.strerror})") from None
     nodes: list[TraceNode] = []
-    with fh:
-        reader = csv.reader(fh)
+    reader = csv.reader(fh)
+    with fh, _csv_errors(p, reader):
         try:
             head = [h.strip().lower() for h in next(reader)]
         except StopIteration:

@@ -41,6 +41,8 @@ def _job(raw: Any) -> TraceJob:
     if submit is None:
         raise ValueError("no submitted_time")
     attempts = raw.get("attempts") or []
+    if not isinstance(attempts, list):  # found by tests/fuzz: a dict's [-1] is a KeyError
+        raise ValueError(f"attempts is a {type(attempts).__name__}, not a list")
     if not attempts:
         raise ValueError("no scheduling attempt (never ran)")
     if attempts[-1].get("end_time") in (None, "", "None"):

@@ -207,6 +207,9 @@ class Exporter:
         frame = None
         if usable:
             self.monitor.feed(snap)
+            # Closed incidents are not exported (only open ones are): without this the
+            # monitor keeps every incident that ever closed, growing without end.
+            self.monitor.forget_closed()
             try:
                 waits = predicted_waits(snap)
             except UserError as exc:  # the core refused this snapshot: no waits this time

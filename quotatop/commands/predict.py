@@ -1,4 +1,4 @@
-"""`quotatop predict --source slurm|k8s|demo|replay FILE [--at T] [--json|--csv]`:
+"""`quotatop predict --source slurm|k8s|demo|replay FILE|live FILE [--at T] [--json|--csv]`:
 one row per pending job — when and where the core predicts it starts, why it waits,
 whom it preempts, its priority and factors, the runtime the prediction used and its
 basis, and the scheduler's own estimate beside it. Field by field: docs/predict.md."""
@@ -50,6 +50,7 @@ class PredictedJob(msgspec.Struct, kw_only=True):
     runtime_estimate_basis: str | None
     scheduler_estimate: float | None  # the scheduler's own start estimate
     scheduler_estimate_iso: str | None
+    queue_position: int | None  # the place in its queue the source states (0 = next)
 
 
 class PredictOutput(msgspec.Struct, kw_only=True):
@@ -95,6 +96,7 @@ def rows(snap: Any, predictions: Any) -> list[PredictedJob]:
             runtime_basis=getattr(p, "runtime_basis", "") or "time limit",
             runtime_estimate=j.runtime_estimate, runtime_estimate_basis=j.runtime_basis,
             scheduler_estimate=j.estimated_start, scheduler_estimate_iso=iso(j.estimated_start),
+            queue_position=j.queue_position,
         ))
     return out
 
@@ -160,11 +162,11 @@ def _snapshot(args: argparse.Namespace) -> Any:
     overrides = source_overrides(args, kind)
     if kind == "demo":
         overrides["scenario"] = path
-    elif kind == "replay":
+    elif kind in ("replay", "live"):
         overrides["recording"] = path
     opts = cfg.source_options(kind, **overrides)
-    if kind == "replay" and not opts.recording:
-        raise UserError("--source replay needs a file: --source replay FILE")
+    if kind in ("replay", "live") and not opts.recording:
+        raise UserError(f"--source {kind} needs a file: --source {kind} FILE")
     collector = open_source(kind, opts)
     try:
         if args.at is not None:
@@ -199,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("predict", help="predict every pending job's start, headless")
     p.add_argument("--source", nargs="+", metavar="KIND",
-                   help="demo [FILE] | slurm | k8s | prometheus | replay FILE")
+                   help="demo [FILE] | slurm | k8s | prometheus | replay FILE | live FILE")
     p.add_argument("--at", metavar="TIME",
                    help="with --source replay: the frame at HH:MM, +DURATION, ISO or epoch")
     fmt = p.add_mutually_exclusive_group()

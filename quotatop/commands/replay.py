@@ -36,6 +36,16 @@ def parse_at(text: str, start: float, end: float) -> float:
                             "date-time or epoch seconds)")
         return epoch
     try:
+        return _clock_or_date(s, text, start)
+    except (ValueError, OverflowError, OSError) as e:
+        # Dates at the edge of the calendar (year 1, 9999 in a zone behind UTC) and frame
+        # times past what the platform's clock functions take: one line, not a traceback.
+        raise UserError(f"--at {text!r}: out of range ({e})") from None
+
+
+def _clock_or_date(s: str, text: str, start: float) -> float:
+    """``HH:MM[:SS]`` at or after ``start``, or an ISO date-time (local if no zone)."""
+    try:
         tod = dt.time.fromisoformat(s)
     except ValueError:
         tod = None

@@ -55,6 +55,16 @@ class IncidentMonitor:
                for ep in _episodes(d) for i in ep.open.values()]
         return sorted(out, key=lambda i: i.opened_at)
 
+    def forget_closed(self) -> None:
+        """Drop the closed incidents kept for ``finish``. A live viewer never calls
+        ``finish``: it keeps the ones it shows itself (tui/live_incidents.py, at most
+        KEEP_CLOSED), and kept here as well they grew without end: a looping demo's
+        per-job starvation incidents, thousands per pass of an 8,000-job scenario."""
+        for d in self.detectors:
+            for ep in _episodes(d):
+                ep.done.clear()
+        self.before_jump.clear()
+
     def finish(self) -> list[Incident]:
         out = self.before_jump + self._finish_detectors()
         self.before_jump = []

@@ -4,6 +4,8 @@ this session — with the teams and jobs involved and the suggested remedy."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
@@ -28,6 +30,25 @@ def jobs_text(jobs: list[str], shown: int = 3) -> str:
         return DASH
     head = ",".join(jobs[:shown])
     return head if len(jobs) <= shown else f"{head} +{len(jobs) - shown}"
+
+
+EPOCH_MIN = 1e8  # 1973: a smaller `*_at` number is not a timestamp
+
+
+def detail_value(key: str, value: object, now: float) -> str:
+    """A detector's detail as read: a `*_at` epoch as the time of day in UTC and its
+    age from the frame's own time (`12:00:00 UTC, 4m ago`), numbers without `.0`."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if key.endswith("_at") and value >= EPOCH_MIN:
+            clock = dt.datetime.fromtimestamp(value, dt.UTC).strftime("%H:%M:%S UTC")
+            ago = now - value
+            when = (f"{duration(ago)} ago" if ago >= 1 else
+                    "now" if ago > -1 else f"in {duration(-ago)}")
+            return f"{clock} ({when})"
+        if isinstance(value, float):
+            return f"{value:.2f}".rstrip("0").rstrip(".")
+        return str(value)
+    return str(value)
 
 
 def incident_line(inc: Incident, now: float) -> Text:
@@ -128,6 +149,7 @@ class IncidentsView(View):
             t.append("\njobs: ", style="bold")
             t.append(jobs_text(inc.jobs, 12))
         if inc.details:
-            t.append("\n" + "  ".join(f"{k}={v}" for k, v in list(inc.details.items())[:8]),
+            t.append("\n" + "  ".join(f"{k}={detail_value(k, v, self._now)}"
+                                      for k, v in list(inc.details.items())[:8]),
                      style="dim")
         box.update(t)

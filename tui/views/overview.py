@@ -15,6 +15,7 @@ from tui.table_fit import Columns, Rows, fill_table, fit_layout
 from tui.theme_colors import team_style
 from tui.views.base import View, ViewData, no_guarantee
 from tui.views.incidents import incident_line
+from tui.widgets.sortable_table import SortableTable
 
 COLUMNS = (("team", "team"), ("guarantee", "guarantee"), ("max", "max"), ("used", "used"),
            ("borrowed", "borrowed"), ("lent", "lent"), ("running", "run"),
@@ -137,7 +138,7 @@ class OverviewView(View):
 
     def compose(self) -> ComposeResult:
         yield Static(id="meter")
-        yield DataTable(id="teams", cursor_type="row", zebra_stripes=True)
+        yield SortableTable(id="teams", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="below"):
             yield Static(id="incidents")
             yield Static(id="freshness")

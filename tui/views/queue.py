@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input, Static
@@ -72,6 +73,9 @@ class QueueView(View):
         self.query_one(JobTable).focus()
 
     def action_close_filter(self) -> None:
+        if not self.has_class("filtering") and not self.query_one(JobTable).filter:
+            # Nothing to clear: esc goes on to the App's "back" (the previous screen).
+            raise SkipAction()
         self.close_filter(clear=True)
 
     def on_job_table_sorted(self) -> None:

@@ -26,7 +26,8 @@ def _clock(t: float, span: float) -> str:
     return f"{t:g}"
 
 
-def position_bar(tl: TimelineControl, width: int) -> Text:
+def position_bar(tl: TimelineControl, width: int,
+                 marks: list[IncidentMark] | None = None) -> Text:
     frames = max(1, tl.frames)
     span = max(1e-9, tl.end_time - tl.start_time)
     cells = ["─"] * width
@@ -34,7 +35,7 @@ def position_bar(tl: TimelineControl, width: int) -> Text:
     pos = round(tl.position / max(1, frames - 1) * (width - 1)) if frames > 1 else 0
     for i in range(pos):
         cells[i], styles[i] = "━", "bold"
-    for m in tl.incident_marks():
+    for m in tl.incident_marks() if marks is None else marks:
         x = round((m.at - tl.start_time) / span * (width - 1))
         if 0 <= x < width:
             cells[x] = "▲"
@@ -66,6 +67,19 @@ class TimelineView(View):
     def __init__(self, timeline: TimelineControl | None, **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
         self.timeline = timeline
+        self._marks_error: str | None = None  # why the replay's marks cannot be had
+
+    def _replay_marks(self, tl: TimelineControl) -> list[IncidentMark]:
+        """The replay's incident marks, or none once they failed. A replay finds them
+        by reading every frame: one damaged frame raised out of paint() and took the
+        whole TUI down at mount (tests/test_tui_faults.py). The failure is kept, not
+        retried on every paint: each try reads the recording again on the UI thread."""
+        if self._marks_error is None:
+            try:
+                return tl.incident_marks()
+            except Exception as e:  # any source's failure: the banner's job, not a crash
+                self._marks_error = f"{type(e).__name__}: {e}"
+        return []
 
     def compose(self) -> ComposeResult:
         yield Static(id="tl-state")
@@ -115,10 +129,12 @@ class TimelineView(View):
                  f"({_clock(tl.start_time, span)} → {_clock(tl.end_time, span)})", style="dim")
         state.update(t)
         width = max(10, (self.size.width or 80) - 2)
-        self.query_one("#tl-bar", Static).update(position_bar(tl, width))
-        marks = tl.incident_marks()
+        marks = self._replay_marks(tl)
+        self.query_one("#tl-bar", Static).update(position_bar(tl, width, marks))
         inc = Text("Incidents\n", style="bold")
-        if not marks:
+        if self._marks_error is not None:
+            inc.append(f"cannot mark incidents: {self._marks_error}", style="dim")
+        elif not marks:
             inc.append("none in this recording", style="dim")
         for m in marks[:20]:
             inc.append(f"▲ {_clock(m.at, span)}  ", style="red" if m.severity == "critical"

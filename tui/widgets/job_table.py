@@ -25,6 +25,7 @@ from tui.format import DASH, duration, num, until
 from tui.predictions import Predictions
 from tui.theme_colors import team_style
 from tui.widgets.cursor import CURSOR_BINDINGS, CursorList
+from tui.widgets.sortable_table import letter_column
 
 
 @dataclass(frozen=True)
@@ -130,8 +131,9 @@ class JobTable(CursorList):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *CURSOR_BINDINGS,
-        Binding("left,h", "scroll_columns(-8)", "Left", show=False),
-        Binding("right,l", "scroll_columns(8)", "Right", show=False),
+        # ←/→ switch screens (tui/habits.py); at 80 columns nothing needs a sideways scroll.
+        Binding("h", "scroll_columns(-8)", "Left", show=False),
+        Binding("l", "scroll_columns(8)", "Right", show=False),
         Binding("enter", "open", "Detail"),
         Binding("s", "sort_next", "Sort"),
         Binding("S", "sort_reverse", "Reverse", show=False),
@@ -295,6 +297,19 @@ class JobTable(CursorList):
 
     def action_sort_reverse(self) -> None:
         self.sort_by(self.sort_key or COLUMN_KEYS[0], not self.sort_reverse)
+
+    def on_key(self, event: events.Key) -> None:
+        """shift+letter: sort by the shown column whose title starts with it (k9s);
+        the same letter again reverses. Letters bound elsewhere keep their key."""
+        titles = [self.context.unit.upper()[:4] if c.key == "amount" else c.title
+                  for c in self.columns]
+        at = letter_column(event, titles, self.screen.active_bindings)
+        if at is None:
+            return
+        event.stop()
+        event.prevent_default()
+        key = self.columns[at].key
+        self.sort_by(key, not self.sort_reverse if self.sort_key == key else False)
 
     # mouse -----------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:

@@ -1,0 +1,113 @@
+"""A Prometheus stand-in on 127.0.0.1: a threaded http.server whose ``mode`` says how
+it answers every query, switchable while a collector polls it.
+
+* ``good``: one matrix series (team ``a`` holds 7 GPUs);
+* ``hang``: accepts the connection, reads the request and never answers;
+* ``trickle-body``: a 200 whose body comes one byte every ``trickle_every`` seconds;
+* ``trickle-headers``: the status line, then headers one byte at a time;
+* ``500``: HTTP 500 with Prometheus's error object;
+* any key of ``MALFORMED``: a 200 whose body is not a usable answer.
+
+``close()`` wakes every handler still hanging or trickling, so a test ends at once.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+GOOD = json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [
+    {"metric": {"namespace": "a"}, "values": [[1.0, "7"]]}]}}).encode()
+MALFORMED = {
+    "not-json": b"<html>oops</html>",
+    "not-an-object": b"[1, 2, 3]",
+    "no-data-result": json.dumps({"status": "success", "data": {}}).encode(),
+    "result-not-a-list": json.dumps({"status": "success",
+                                     "data": {"result": {"a": 1}}}).encode(),
+    "values-not-numbers": json.dumps({"status": "success", "data": {"result": [
+        {"metric": {"namespace": "a"}, "values": [[1.0, "seven"]]}]}}).encode(),
+    "huge": b"[" + b"1," * 200_000 + b"1]",
+}
+ERROR_500 = b'{"status":"error","errorType":"internal","error":"boom"}'
+MODES = ("good", "hang", "trickle-body", "trickle-headers", "500", *MALFORMED)
+
+
+class FakePrometheus:
+    """Serves on ``url`` from a daemon thread until ``close()``."""
+
+    def __init__(self, mode: str = "good", *, trickle_every: float = 1.0,
+                 trickle_for: float = 30.0) -> None:
+        fake = self
+        self.mode = mode
+        self.trickle_every = trickle_every  # seconds between two trickled bytes
+        self.trickle_for = trickle_for  # a trickle gives up after this long
+        self.requests = 0
+        self._closing = threading.Event()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                fake.requests += 1
+                mode = fake.mode
+                if mode == "hang":
+                    fake._closing.wait()
+                    return
+                if mode == "trickle-body":
+                    self.send_response(200)
+                    self.send_header("Content-Length", "100000")
+                    self.end_headers()
+                    self._trickle()
+                    return
+                if mode == "trickle-headers":
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                    self._trickle(b"X-Slow: " + b"a" * 10_000)
+                    return
+                if mode == "500":
+                    status, body = 500, ERROR_500
+                else:
+                    status, body = 200, GOOD if mode == "good" else MALFORMED[mode]
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _trickle(self, data: bytes = b"x" * 100_000) -> None:
+                # Event.wait as the sleep: close() ends every trickle at once.
+                for i, byte in enumerate(data):
+                    if i * fake.trickle_every > fake.trickle_for:
+                        return
+                    try:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                    except OSError:
+                        return
+                    if fake._closing.wait(fake.trickle_every):
+                        return
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True,
+                                       name="fake prometheus")
+        self.thread.start()
+
+    def close(self) -> None:
+        self._closing.set()
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+
+@contextmanager
+def fake_prometheus(mode: str = "good", **kw: float) -> Iterator[FakePrometheus]:
+    fake = FakePrometheus(mode, **kw)
+    try:
+        yield fake
+    finally:
+        fake.close()

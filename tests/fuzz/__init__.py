@@ -1,0 +1,1 @@
+"""Fuzz suite: every entry point that reads outside data (docs/fuzzing.md)."""
