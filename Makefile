@@ -48,7 +48,7 @@ fuzz: build
 	QUOTATOP_FUZZ_PROFILE=long $(BIN)/python -m pytest tests/fuzz -q -p no:randomly --hypothesis-show-statistics
 
 bench: build
-	for b in crossing core slurm_parse tui recording_size replay; do $(BIN)/python bench/$$b.py || exit 1; done
+	for b in crossing core slurm_parse tui recording_size replay backfill; do $(BIN)/python bench/$$b.py || exit 1; done
 
 clean:
 	rm -rf $(VENV) scheduler_core/target scheduler_core/*.so json_prune/target
