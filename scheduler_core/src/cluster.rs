@@ -723,9 +723,7 @@ impl<'a> Cluster<'a> {
                 lprof,
                 ltype,
                 src_prio: w.priority.filter(|x| x.is_finite()),
-                qpos: w
-                    .queue_position
-                    .and_then(|p| u32::try_from(p).ok()),
+                qpos: w.queue_position.and_then(|p| u32::try_from(p).ok()),
                 src_factors: w
                     .factors
                     .as_ref()
