@@ -13,6 +13,7 @@ at once under a single deadline (docs/slurm.md, "The runner")."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import selectors
@@ -273,16 +274,40 @@ def _reason(text: str, label: str) -> str:
     return line.removeprefix(f"{label}: ")[:200]
 
 
+# Each command runs with RUN_MARK=<a mark of its own> in its environment, which every
+# process it starts inherits. A grandchild that left the group and whose parent has
+# exited is neither in the group nor a descendant any more: the mark still finds it.
+RUN_MARK = "QUOTATOP_RUN"
+_marks: dict[int, str] = {}  # pid of a command running now -> its mark
+_mark_ids = itertools.count(1)
+
+
+def _marked(mark: str) -> list[psutil.Process]:
+    """The processes (this user's, other than this one) whose environment has ``mark``."""
+    found = []
+    for p in psutil.process_iter():
+        if p.pid == os.getpid():
+            continue
+        with contextlib.suppress(psutil.Error, OSError):
+            if p.environ().get(RUN_MARK) == mark:
+                found.append(p)
+    return found
+
+
 def kill_tree(pid: int) -> None:
     """Kill a process and every descendant, its own group first (Slurm clients may
-    fork helpers; a helper that left the group is still found as a descendant).
-    Waits for them to be gone, never longer than a second."""
+    fork helpers; a helper that left the group is still found as a descendant, and
+    one whose parent has gone by the mark in its environment). Waits for them to be
+    gone, never longer than a second."""
     try:
         parent = psutil.Process(pid)
         procs = [*parent.children(recursive=True), parent]
     except psutil.NoSuchProcess:
         procs = []
     procgroups.kill(pid)  # start_new_session: the group id is the command's pid
+    mark = _marks.get(pid)
+    if mark is not None:
+        procs += [p for p in _marked(mark) if p not in procs]
     for p in procs:
         with contextlib.suppress(psutil.Error):
             p.kill()
@@ -513,17 +538,20 @@ class Runner:
             raise CommandError(f"{wire[0]}: command not found")
         started = time.monotonic()
         deadline = started + timeout
+        mark = f"{os.getpid()}.{next(_mark_ids)}"
+        env = {**(self.env if self.env is not None else os.environ), RUN_MARK: mark}
         try:
             proc = subprocess.Popen(
                 [exe, *wire[1:]],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=self.env,
+                env=env,
                 start_new_session=True,  # its own process group, id = its pid
             )
         except OSError as exc:
             raise CommandError(f"{wire[0]}: {exc.strerror or exc}") from None
+        _marks[proc.pid] = mark
         procgroups.add(proc.pid)
         with self._lock:
             self._procs.add(proc.pid)
@@ -533,6 +561,10 @@ class Runner:
             try:
                 out, err = _read_all(proc, deadline, output_cap(label), self._stop)
                 proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                if self._stop.is_set():
+                    # interrupt() killed what held the pipes open, so the read ended as
+                    # if the command had finished: quotatop is quitting, not answering.
+                    raise _Killed("interrupted")
             except (_Killed, subprocess.TimeoutExpired) as exc:
                 kill_tree(proc.pid)
                 with contextlib.suppress(subprocess.TimeoutExpired):
@@ -542,6 +574,7 @@ class Runner:
                     why = f"no answer after {_seconds(timeout)} s"
                 raise CommandError(f"{label}: {why} (killed)") from None
         finally:
+            _marks.pop(proc.pid, None)
             procgroups.discard(proc.pid)
             with self._lock:
                 self._procs.discard(proc.pid)
