@@ -248,3 +248,24 @@ def test_looping_demo_clock_moves_on_and_incidents_fire_every_pass() -> None:
     # The timeline shows the current pass: its frame times, seeks and marks.
     assert source.time_at(0) == times[n] and source.index_at(source.time_at(5)) == 5
     assert [m.at for m in source.incident_marks()] == [storms[1].opened_at]
+
+
+def test_overcommit_counts_an_account_tree_once() -> None:
+    """org (max 64 GPUs) holds a and b (max 40 each) on 64 GPUs: the children's caps lie
+    within org's, so nothing is over-committed; two roots of 40 would be."""
+    from collectors.model import Node, Snapshot, Team
+    from quotatop.incidents.config import OvercommitConfig
+    from quotatop.incidents.overcommit import OvercommitDetector
+
+    nodes = [Node(name=f"n{i}", capacity={"gpu": 8.0}) for i in range(8)]
+
+    def opened(teams: list[Team]) -> int:
+        det = OvercommitDetector(OvercommitConfig(use_max_without_guarantee=True, ratio=1.0))
+        det.feed(Snapshot(taken_at=1.0, teams=teams, nodes=nodes))
+        return len(det.episodes.open)
+
+    tree = [Team(name="org", max={"gpu": 64.0}), Team(name="a", parent="org", max={"gpu": 40.0}),
+            Team(name="b", parent="org", max={"gpu": 40.0})]
+    flat = [Team(name="a", max={"gpu": 40.0}), Team(name="b", max={"gpu": 40.0})]
+    assert opened(tree) == 0
+    assert opened(flat) == 1

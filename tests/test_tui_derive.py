@@ -136,3 +136,23 @@ def test_bad_launch_exits_2_with_one_line(argv: list[str], message: str, tmp_pat
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_an_account_tree_is_shown_as_a_tree_and_counted_once() -> None:
+    """Slurm rolls a child account's usage up into its parent's. The Overview lists each
+    account under its parent (depth for the indent), and over-commit adds the roots only:
+    org's max of 64 on 64 GPUs is not over-committed by its children's 40 + 40 + 8."""
+    from collectors.model import Node, Snapshot, Team
+    from tui.derive import derive
+
+    teams = [Team(name="a", parent="org", max={"gpu": 40.0}),
+             Team(name="b", parent="org", max={"gpu": 40.0}),
+             Team(name="org", max={"gpu": 64.0}),
+             Team(name="a1", parent="a", max={"gpu": 8.0}),
+             Team(name="x", parent="gone", max={"gpu": 0.0})]  # a parent that is no team
+    snap = Snapshot(teams=teams, nodes=[Node(name=f"n{i}", capacity={"gpu": 8.0})
+                                        for i in range(8)])
+    d = derive(snap)
+    assert [(r.name, r.depth) for r in d.teams] == [
+        ("org", 0), ("a", 1), ("a1", 2), ("b", 1), ("x", 0)]
+    assert d.guarantee_sum == 64.0 and d.capacity == 64.0 and not d.overcommit

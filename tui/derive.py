@@ -39,6 +39,10 @@ class TeamRow:
     queued: float = 0.0  # demand of the pending jobs, in the unit
     preemptible: bool = True
     notes: list[str] = field(default_factory=list)
+    # Place in the account tree: a child's usage is also in its parent's (Slurm rolls
+    # usage up), so rows are shown as a tree and only roots are added up.
+    parent: str | None = None
+    depth: int = 0
 
     @property
     def quota(self) -> float | None:
@@ -136,7 +140,39 @@ def team_rows(snap: Snapshot) -> list[TeamRow]:
             if need <= 1e-9:
                 break
         r.borrowed = sum(r.borrowed_from.values())
-    return rows
+    parents = {t.name: t.parent for t in snap.teams}
+    return _as_tree(rows, parents)
+
+
+def _as_tree(rows: list[TeamRow], parents: dict[str, str | None]) -> list[TeamRow]:
+    """``rows`` in tree order: each team right after its parent, siblings in the order
+    they came; ``depth`` set. A parent that is not a team makes a root; a cycle is
+    broken where it is met (the snapshot may come from anywhere)."""
+    names = {r.name for r in rows}
+    kids: dict[str | None, list[TeamRow]] = {}
+    for r in rows:
+        p = parents.get(r.name)
+        r.parent = p if p in names and p != r.name else None
+        kids.setdefault(r.parent, []).append(r)
+    out: list[TeamRow] = []
+    placed: set[str] = set()
+
+    def walk(r: TeamRow, depth: int) -> None:
+        if r.name in placed:
+            return
+        placed.add(r.name)
+        r.depth = depth
+        out.append(r)
+        for k in kids.get(r.name, []):
+            walk(k, depth + 1)
+
+    for r in kids.get(None, []):
+        walk(r, 0)
+    for r in rows:  # in a cycle: no root leads there
+        if r.name not in placed:
+            r.parent = None
+            walk(r, 0)
+    return out
 
 
 def cluster_meter(snap: Snapshot, unit: str | None = None) -> ClusterMeter:
@@ -176,10 +212,12 @@ def derive(snap: Snapshot) -> Derived:
     meter = cluster_meter(snap, unit)
     # Guarantees are promises; maxes are ceilings that borrowing is meant to
     # oversubscribe. Only a source with no guarantees at all is judged by its maxes.
+    # Only the roots of the account tree: a child's quota lies within its parent's.
+    roots = [r for r in rows if r.depth == 0]
     if any(r.guarantee is not None for r in rows):
-        gsum = sum(r.guarantee or 0.0 for r in rows)
+        gsum = sum(r.guarantee or 0.0 for r in roots)
     else:
-        gsum = sum(r.max or 0.0 for r in rows)
+        gsum = sum(r.max or 0.0 for r in roots)
     return Derived(unit=unit, teams=rows, meter=meter, guarantee_sum=gsum, capacity=meter.total,
                    overcommit=meter.total is not None and gsum > meter.total + 1e-9)
 

@@ -32,7 +32,12 @@ class OvercommitDetector:
         cap = capacity(snap)
         # Per resource: granted total and which teams' grants it is made of.
         grants: dict[tuple[str, str], dict[str, float]] = {}
+        names = {t.name for t in snap.teams}
         for team in snap.teams:
+            if team.parent in names and team.parent != team.name:
+                # A sub-account's quota lies within its parent's (Slurm enforces every
+                # account up the tree): counted with the parent, not again.
+                continue
             basis, quota = "guarantee", team.guarantee
             if quota is None and self.cfg.use_max_without_guarantee:
                 basis, quota = "max", team.max

@@ -107,7 +107,9 @@ def team_cells(data: ViewData, steps: frozenset[str]) -> tuple[list[tuple[str, s
             lent += " →" + ("" if "lent_names" in steps else " " + ",".join(sorted(r.lent_to)))
         util = r.utilization
         cells = {
-            "team": Text(r.name, style=team_style(r.name)), "guarantee": guarantee,
+            # A child under its parent: its usage is part of the parent's (rolled up).
+            "team": Text(("  " * (r.depth - 1) + "└ " if r.depth else "") + r.name,
+                         style=team_style(r.name)), "guarantee": guarantee,
             "max": Text(num(r.max)), "used": Text(num(r.used)),
             "borrowed": Text(borrowed, style="yellow" if r.borrowed else ""), "lent": Text(lent),
             "running": Text(str(r.running)), "pending": Text(str(r.pending)),
