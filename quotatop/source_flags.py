@@ -37,3 +37,23 @@ def source_overrides(args: argparse.Namespace, kind: str) -> dict[str, Any]:
              "context": "context", "prometheus_url": "prometheus_url",
              "live_pidfile": "poller_pidfile"}
     return {key: getattr(args, flag, None) for key, flag in flags.items()}
+
+
+def source_options(cfg: Any, args: argparse.Namespace, kind: str, path: str | None,
+                   **extra: Any) -> Any:
+    """The SourceOptions for ``--source KIND [PATH]`` with the flags given (``extra``:
+    a command's own overrides, None = not given): PATH is the demo's scenario or the
+    replay's or live viewer's recording, and a replay or live viewer without one,
+    here or in the config, is refused in one line."""
+    from quotatop.errors import UserError
+
+    overrides = {**extra, **source_overrides(args, kind)}
+    if kind == "demo":
+        overrides["scenario"] = path or getattr(args, "scenario", None)
+    elif kind in ("replay", "live"):
+        overrides["recording"] = path
+    opts = cfg.source_options(kind, **overrides)
+    if kind in ("replay", "live") and not opts.recording:
+        raise UserError(f"--source {kind} needs a file: --source {kind} FILE "
+                        f"(or sources.{kind}.recording in the config)")
+    return opts

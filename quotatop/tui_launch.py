@@ -13,7 +13,7 @@ from pathlib import Path
 from collectors.config import load_config
 from collectors.sources import SOURCES, SourceOptions, open_source
 from quotatop.errors import UserError
-from quotatop.source_flags import source_overrides
+from quotatop.source_flags import source_options
 
 
 @dataclass(frozen=True)
@@ -50,19 +50,9 @@ def resolve(args: argparse.Namespace) -> Launch:
         if isinstance(args.refresh, bool) or not args.refresh > 0:
             raise UserError(f"--refresh must be a positive number of seconds, not {args.refresh!r}")
         refresh = float(args.refresh)
-    overrides: dict[str, object] = {
-        # --refresh sets the poll too, unless the file gives this source its own.
-        "refresh": refresh if kind not in cfg.poll else None,
-        **source_overrides(args, kind),
-    }
-    if kind == "demo":
-        overrides["scenario"] = path or args.scenario
-    elif kind in ("replay", "live"):
-        overrides["recording"] = path
-    options = cfg.source_options(kind, **overrides)
-    if kind in ("replay", "live") and not options.recording:
-        raise UserError(f"--source {kind} needs a file: --source {kind} FILE "
-                        f"(or sources.{kind}.recording in the config)")
+    # --refresh sets the poll too, unless the file gives this source its own.
+    options = source_options(cfg, args, kind, path,
+                             refresh=refresh if kind not in cfg.poll else None)
     record_dir = getattr(args, "record_dir", None) or cfg.tui.record_dir
     export_dir = cfg.tui.export_dir
     return Launch(kind=kind, options=options, refresh=refresh, theme=cfg.tui.theme,

@@ -31,7 +31,7 @@ from collectors import procgroups
 from collectors.model import PENDING, Snapshot
 from quotatop.errors import UserError
 from quotatop.flags import number, seconds
-from quotatop.source_flags import add_source_flags, source_overrides
+from quotatop.source_flags import add_source_flags, source_options
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -345,15 +345,7 @@ def build(args: argparse.Namespace) -> Exporter:
 
     cfg = load_config(args.config)
     kind, path = source_words(args.source, cfg.source)
-    overrides = source_overrides(args, kind)
-    overrides["refresh"] = args.refresh
-    if kind == "demo":
-        overrides["scenario"] = path
-    elif kind in ("replay", "live"):
-        overrides["recording"] = path
-    opts = cfg.source_options(kind, **overrides)
-    if kind in ("replay", "live") and not opts.recording:
-        raise UserError(f"--source {kind} needs a file: --source {kind} FILE")
+    opts = source_options(cfg, args, kind, path, refresh=args.refresh)
     try:  # the config's [incidents] thresholds, as the other commands read them
         incidents = msgspec.convert(cfg.incidents or {}, IncidentConfig)
     except msgspec.ValidationError as e:

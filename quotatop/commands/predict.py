@@ -17,7 +17,7 @@ import msgspec
 
 from quotatop.errors import UserError
 from quotatop.flags import number
-from quotatop.source_flags import add_source_flags, source_overrides
+from quotatop.source_flags import add_source_flags, source_options
 
 ROW_VERSION = 1
 
@@ -159,15 +159,7 @@ def _snapshot(args: argparse.Namespace) -> Any:
     kind, path = source_words(args.source, cfg.source)
     if args.at is not None and kind != "replay":
         raise UserError("--at applies to --source replay FILE only")
-    overrides = source_overrides(args, kind)
-    if kind == "demo":
-        overrides["scenario"] = path
-    elif kind in ("replay", "live"):
-        overrides["recording"] = path
-    opts = cfg.source_options(kind, **overrides)
-    if kind in ("replay", "live") and not opts.recording:
-        raise UserError(f"--source {kind} needs a file: --source {kind} FILE")
-    collector = open_source(kind, opts)
+    collector = open_source(kind, source_options(cfg, args, kind, path))
     try:
         if args.at is not None:
             from quotatop.commands.replay import parse_at
