@@ -10,7 +10,6 @@ thresholds, kept as an opaque table for the incidents code to decode. Every prob
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,7 +18,7 @@ import msgspec
 
 from collectors.sources import SOURCES, SourceOptions, options_from_mapping
 from quotatop.errors import UserError
-from quotatop.files import read_small_file
+from quotatop.files import parse_toml, read_small_file
 
 Seconds = Annotated[float, msgspec.Meta(gt=0)]
 
@@ -194,14 +193,7 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
 
 
 def parse_config(text: bytes | str, where: str = "config") -> Config:
-    try:
-        raw = tomllib.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
-    except UnicodeDecodeError:
-        raise UserError(f"{where}: not TOML: the file is not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{where}: not TOML: {exc}") from None
-    except RecursionError:  # found by tests/fuzz: tomllib recurses once per [ or {
-        raise UserError(f"{where}: not TOML: nested too deeply") from None
+    raw = parse_toml(text, where)
     if "path" in raw:
         raise UserError(f"{where}: at path: unknown key")
     _refuse_moved(raw, where)

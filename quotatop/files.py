@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import stat
+import tomllib
 from pathlib import Path
+from typing import Any
 
 from quotatop.errors import UserError
 
@@ -54,3 +56,28 @@ def _check(p: str, st: os.stat_result, what: str, limit: int) -> None:
 
 def _size(n: int) -> str:
     return f"{n >> 20} MiB" if n % (1 << 20) == 0 else f"{n} bytes"
+
+
+def parse_toml(text: bytes | str, where: str) -> dict[str, Any]:
+    """A TOML document's table; UserError naming ``where`` if it is not UTF-8, not
+    TOML, or nested deeper than tomllib can recurse (found by tests/fuzz)."""
+    try:
+        return tomllib.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
+    except UnicodeDecodeError:
+        raise UserError(f"{where}: not TOML: the file is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{where}: not TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per [ or {
+        raise UserError(f"{where}: not TOML: nested too deeply") from None
+
+
+def read_toml(path: str | Path, what: str) -> dict[str, Any]:
+    """The table of the small TOML file ``path`` (``what``: "scenario file", …); one
+    UserError naming the file when it is missing, unreadable or not TOML."""
+    try:
+        text = read_small_file(path, what)
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such {what}") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_toml(text, str(path))

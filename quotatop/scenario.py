@@ -9,14 +9,13 @@ policy settings and a timeline of jobs with submit time and duration)."""
 from __future__ import annotations
 
 import math
-import tomllib
 from pathlib import Path
 from typing import Literal
 
 import msgspec
 
 from quotatop.errors import UserError
-from quotatop.files import read_small_file
+from quotatop.files import read_toml
 
 Policy = Literal["fifo", "multifactor"]
 
@@ -133,20 +132,7 @@ def _where(path: str) -> str:
 
 def load_scenario(path: str | Path) -> Scenario | ScenarioV2:
     p = Path(path)
-    try:
-        text = read_small_file(p, "scenario file")
-    except FileNotFoundError:
-        raise UserError(f"{p}: no such scenario file") from None
-    except OSError as e:
-        raise UserError(f"{p}: cannot read: {e.strerror}") from None
-    try:
-        raw = tomllib.loads(text.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise UserError(f"{p}: not TOML: the file is not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as e:
-        raise UserError(f"{p}: not TOML: {e}") from None
-    except RecursionError:  # found by tests/fuzz: tomllib recurses once per [ or {
-        raise UserError(f"{p}: not TOML: nested too deeply") from None
+    raw = read_toml(p, "scenario file")
     _check_finite(p, raw, "")
     info = raw.get("scenario") if isinstance(raw, dict) else None
     v2 = isinstance(info, dict) and info.get("policy") == "multifactor"

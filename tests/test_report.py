@@ -194,3 +194,14 @@ def test_gpu_hours_per_account_equal_sacct_on_the_real_slurm(
         assert lo - 1e-3 <= own <= hi + 1e-3, (account, lo, own, hi)
         assert hi - lo <= slack + 1e-3
     assert json.loads(proc.stdout)["incidents"] is None  # live Slurm: needs a recording
+
+
+def test_a_prices_file_nested_too_deeply_is_one_line(tmp_path: Path) -> None:
+    """--prices reads through the same TOML reader as scenarios and the config, so a file
+    that makes tomllib recurse past Python's limit is one UserError, not a traceback."""
+    from quotatop.commands.report import load_prices
+
+    p = tmp_path / "p.toml"
+    p.write_text("x = " + "[" * 3000 + "]" * 3000 + "\n")
+    with pytest.raises(UserError, match="not TOML: nested too deeply"):
+        load_prices(str(p), None)

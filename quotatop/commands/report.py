@@ -18,7 +18,6 @@ import json
 import math
 import sys
 import time
-import tomllib
 from collections.abc import Iterable
 from typing import Any
 
@@ -77,18 +76,9 @@ def load_prices(path: str | None, cfg: Any) -> Prices:
     wins over the config's [prices]."""
     if path is None:
         return parse_prices(cfg.prices or {}, cfg.path or "config")
-    from quotatop.files import read_small_file
+    from quotatop.files import read_toml
 
-    try:
-        text = read_small_file(path, "prices file")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such prices file") from None
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror}") from None
-    try:
-        raw = tomllib.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-        raise UserError(f"{path}: not TOML: {e}") from None
+    raw = read_toml(path, "prices file")
     table = raw["prices"] if isinstance(raw.get("prices"), dict) and len(raw) == 1 else raw
     return parse_prices(table, path)
 
