@@ -415,6 +415,17 @@ def test_consecutive_while_no_run_holds_the_job_the_biggest_goes_first() -> None
     assert _four_nodes_with(busy, two, "consecutive")["two"].nodes == ["n1", "n3"]
 
 
+def test_consecutive_on_equal_cpus_the_first_run_wins() -> None:
+    """n1 is full; n2 and n3 run a 1-GPU, 32-CPU job each. Runs: {n0} with 64 free
+    CPUs and {n2, n3} with 32 + 32 = 64. Slurm keeps the first run on a tie: n0,
+    though n2 is the tightest node (the core walks nodes fewest CPUs first and must
+    not stop at the later run). Best fit by GPUs left takes n2."""
+    busy = [_busy("full", "n1", 8, 8), _busy("a", "n2", 1, 32), _busy("b", "n3", 1, 32)]
+    one = [Job(id="one", request={"gpu": 1, "cpu": 1}, submit_time=NOW - 100, time_limit=600)]
+    assert _four_nodes_with(busy, one, "consecutive")["one"].nodes == ["n0"]
+    assert _four_nodes_with(busy, one, "best_fit")["one"].nodes == ["n2"]
+
+
 def test_site_policy_picks_consecutive_for_cons_tres_only() -> None:
     from collectors.slurm.sched_config import scheduler_config
     from scheduler_core.site import site_policy

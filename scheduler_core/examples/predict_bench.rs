@@ -20,6 +20,9 @@ fn main() {
         let out = scheduler_core::api::predict(&snap, &policy, 86400.0).expect("predict");
         best = best.min(t0.elapsed().as_secs_f64() * 1000.0);
         size = out.len();
+        if let Ok(path) = std::env::var("PREDICT_OUT") {
+            std::fs::write(path, &out).unwrap();
+        }
     }
     println!("predict best of {repeat}: {best:.1} ms ({size} bytes out)");
 }

@@ -6,7 +6,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
-use crate::bestfit::{from_ord_bits, ord_bits, BestFit};
+use crate::bestfit::{from_ord_bits, ord_bits, BestFit, Step};
 use crate::cluster::{dim_name, fits, id_cmp, queue_cmp, Cluster, St, INF};
 use crate::fairtree::FairDrift;
 use crate::freeindex::FreeIndex;
@@ -399,6 +399,51 @@ fn consecutive_pick(mut cands: Vec<Scored>, nn: usize) -> Option<Vec<usize>> {
     Some(out)
 }
 
+/// `consecutive_pick` for a one-node job, fed in node order without a list:
+/// every run holds one node, so the best run is the one with the fewest free
+/// CPUs (the first on ties), and in it the node with the fewest (the first on
+/// ties). Most jobs ask for one node, and their placement walks every fitting
+/// node, so this is the hot path of a cons_tres site's prediction.
+#[derive(Default)]
+struct OneNodeRuns {
+    /// The open run: (last node, run's free CPUs, its tightest node, that node's CPUs).
+    open: Option<(usize, f64, usize, f64)>,
+    /// The best closed run: (run's free CPUs, its tightest node).
+    best: Option<(f64, usize)>,
+}
+
+impl OneNodeRuns {
+    fn push(&mut self, n: usize, cpus: f64) {
+        match &mut self.open {
+            Some(r) if r.0 + 1 == n => {
+                r.0 = n;
+                r.1 += cpus;
+                if cpus < r.3 {
+                    r.2 = n;
+                    r.3 = cpus;
+                }
+            }
+            _ => {
+                self.close();
+                self.open = Some((n, cpus, n, cpus));
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some((_, sum, node, _)) = self.open.take() {
+            if self.best.is_none_or(|(b, _)| sum < b) {
+                self.best = Some((sum, node));
+            }
+        }
+    }
+
+    fn pick(mut self) -> Option<usize> {
+        self.close();
+        self.best.map(|(_, n)| n)
+    }
+}
+
 fn bits(t: f64) -> u64 {
     // Times are >= 0 here, where the IEEE bit order is the numeric order.
     t.max(0.0).to_bits()
@@ -468,7 +513,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             order_cache: None,
             classes: None,
             free_ix: FreeIndex::new(std::iter::empty()),
-            best: BestFit::new(&[], Vec::new(), 0),
+            best: BestFit::new(&[], Vec::new(), 0, false),
             gpu_groups: Vec::new(),
             all_groups: Vec::new(),
             eligible_count: BTreeMap::new(),
@@ -516,7 +561,12 @@ impl<'a, 'p> Engine<'a, 'p> {
         }
         e.all_groups = (0..e.gpu_groups.len()).collect();
         let free: Vec<V3> = e.c.nodes.iter().map(|n| n.free).collect();
-        e.best = BestFit::new(&free, group_of, e.gpu_groups.len());
+        e.best = BestFit::new(
+            &free,
+            group_of,
+            e.gpu_groups.len(),
+            p.placement == Placement::Consecutive,
+        );
         for t in 0..nt {
             e.fs_usage[t] = e.c.teams[t].raw_usage.unwrap_or(e.usage[t][e.c.unit]);
         }
@@ -1214,6 +1264,73 @@ impl<'a, 'p> Engine<'a, 'p> {
         }
     }
 
+    /// `consecutive_pick` for a one-node job, now, without visiting every
+    /// fitting node: the best run's CPUs are at least those of its tightest
+    /// node, so walking nodes by free CPUs may stop at the first node with
+    /// more than the best run found; with as many, only an earlier node can
+    /// still win (a one-node run that starts first).
+    fn one_node_run(&self, j: usize, res: &[Reservation], to: f64) -> Option<usize> {
+        let job = &self.c.jobs[j];
+        let need = job.per_node;
+        let member = |n: usize| {
+            fits(&self.c.nodes[n].free, &need)
+                && self.c.node_eligible(j, n)
+                && (res.is_empty() || self.clear_of(n, self.now, to, &need, res))
+        };
+        let typed: Vec<usize>;
+        let groups = match job.gtype {
+            Some(t) => {
+                typed = self
+                    .gpu_groups
+                    .iter()
+                    .position(|g| *g == Some(t))
+                    .into_iter()
+                    .collect();
+                &typed
+            }
+            None => &self.all_groups,
+        };
+        // (run's free CPUs, its first node, its tightest node), and the runs seen.
+        let mut best: Option<(f64, usize, usize)> = None;
+        let mut seen: Vec<(usize, usize)> = Vec::new();
+        let last = self.c.nodes.len() - 1;
+        self.best.each_by_cpu(groups, &need, |n, cpus| {
+            if let Some((sum, first, _)) = best {
+                if cpus > sum {
+                    return Step::Stop;
+                }
+                if cpus == sum && n > first {
+                    return Step::SkipLevel;
+                }
+            }
+            if seen.iter().any(|&(lo, hi)| lo <= n && n <= hi) || !member(n) {
+                return Step::Next;
+            }
+            let (mut lo, mut hi) = (n, n);
+            while lo > 0 && member(lo - 1) {
+                lo -= 1;
+            }
+            while hi < last && member(hi + 1) {
+                hi += 1;
+            }
+            seen.push((lo, hi));
+            // Summed in node order, as `consecutive_pick` sums: the same float.
+            let (mut sum, mut tight) = (0.0, lo);
+            for m in lo..=hi {
+                let c = self.c.nodes[m].free[CPU];
+                sum += c;
+                if c < self.c.nodes[tight].free[CPU] {
+                    tight = m;
+                }
+            }
+            if best.is_none_or(|(s, first, _)| sum < s || (sum == s && lo < first)) {
+                best = Some((sum, lo, tight));
+            }
+            Step::Next
+        });
+        best.map(|b| b.2)
+    }
+
     /// Whole-job placement now on `nn` distinct nodes, best-fit or spread;
     /// ties go to the node listed first. Free capacity is `free_of(n)`.
     fn place_now(
@@ -1256,6 +1373,30 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
             out.sort_unstable();
             return Some(out);
+        }
+        if self.p.placement == Placement::Consecutive && job.nn == 1 && free.is_none() {
+            return self.one_node_run(j, res, to).map(|n| vec![n]);
+        }
+        if self.p.placement == Placement::Consecutive && job.nn == 1 {
+            let mut runs = OneNodeRuns::default();
+            let mut visit = |n: usize, f: &V3| {
+                if fits(f, &need)
+                    && self.c.node_eligible(j, n)
+                    && (res.is_empty() || self.clear_of(n, self.now, to, &need, res))
+                {
+                    runs.push(n, f[CPU]);
+                }
+                false // the runs need every candidate
+            };
+            match free {
+                Some(fr) => fr.iter().enumerate().for_each(|(n, f)| {
+                    visit(n, f);
+                }),
+                None => self
+                    .free_ix
+                    .each_fitting(&need, |n| visit(n, &self.c.nodes[n].free)),
+            }
+            return runs.pick().map(|n| vec![n]);
         }
         let mut cands: Vec<((f64, f64, f64), usize)> = Vec::new();
         let mut visit = |n: usize, f: &V3| -> bool {

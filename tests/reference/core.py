@@ -465,14 +465,50 @@ class Reference:
                    for start, _, nodes, _ in res if frm <= start < to and n in nodes)
 
     def score(self, free: list[float], need: list[float]) -> tuple[float, float, float]:
+        if self.p["placement"] == "consecutive":
+            return (free[CPU], 0.0, 0.0)
         left = (free[GPU] - need[GPU], free[CPU] - need[CPU], free[MEM] - need[MEM])
         return left if self.p["placement"] == "best_fit" else (-left[0], -left[1], -left[2])
+
+    @staticmethod
+    def consecutive(cands: list[int], cpus: list[float], nn: int) -> list[int] | None:
+        """Slurm's select/cons_tres `_eval_nodes` as its source reads: runs of
+        consecutive nodes; pick the first run, or one that suffices while the pick
+        does not, or one that suffices with fewer CPUs, or one that does not suffice
+        with more CPUs (Slurm's test, word for word); from it, one node: the fewest
+        CPUs, first on ties; more: in index order. Until the job has its nodes."""
+        runs: list[list[int]] = []
+        for n in sorted(cands):
+            if runs and runs[-1][-1] + 1 == n:
+                runs[-1].append(n)
+            else:
+                runs.append([n])
+        out: list[int] = []
+        while len(out) < nn and runs:
+            rem = nn - len(out)
+            best: tuple[int, bool, float] | None = None
+            for k, run in enumerate(runs):
+                ok, c = len(run) >= rem, 0.0
+                for n in run:
+                    c += cpus[n]
+                if (best is None or (ok and not best[1]) or (ok and c < best[2])
+                        or (not ok and c > best[2])):
+                    best = (k, ok, c)
+            assert best is not None
+            run = runs.pop(best[0])
+            if rem == 1:
+                out.append(min(run, key=lambda n: (cpus[n], n)))
+            else:
+                out.extend(run[:rem])
+        return sorted(out) if len(out) == nn else None
 
     def place(self, j: int, res: list, free: list[list[float]], to: float) -> list[int] | None:
         job = self.jobs[j]
         cands = sorted((self.score(free[n], job.per_node), n) for n in range(len(self.nodes))
                        if fits(free[n], job.per_node) and self.eligible(j, n)
                        and self.clear_of(n, self.now, to, job.per_node, res))
+        if self.p["placement"] == "consecutive":
+            return self.consecutive([n for _, n in cands], [f[CPU] for f in free], job.nn)
         return sorted(n for _, n in cands[: job.nn]) if len(cands) >= job.nn else None
 
     def earliest(self, j: int, t: float, res: list) -> tuple[float, list[int]] | None:
