@@ -29,6 +29,7 @@ from collectors.k8s.kueue import (
     cluster_queue_partition,
     cluster_queue_to_team,
     cohort_to_team,
+    fill_unseen_usage,
     workload_to_job,
 )
 from collectors.k8s.pods import condition, parse_time, pod_requests, pod_state, qos_class
@@ -321,6 +322,8 @@ class KubernetesCollector:
         snap.qos = self._qos()
         snap.teams = self._teams(ns_team, lq_cq)
         snap.jobs = self._jobs(ns_team, lq_cq)
+        fill_unseen_usage(snap.teams, snap.jobs,
+                          {cq["metadata"]["name"] for cq in self._items("clusterqueues")})
         flavors = {f["metadata"]["name"]: f for f in self._items("resourceflavors")}
         snap.partitions = [cluster_queue_partition(cq, flavors, snap.nodes)
                            for cq in self._items("clusterqueues")]
@@ -555,7 +558,12 @@ class KubernetesCollector:
             meta = wl.get("metadata") or {}
             ns = meta.get("namespace", "")
             queue = (wl.get("spec") or {}).get("queueName", "")
-            job = workload_to_job(wl, ns_team.get(ns, ns), lq_cq.get((ns, queue)))
+            cq = ((wl.get("status") or {}).get("admission") or {}).get("clusterQueue") or (
+                lq_cq.get((ns, queue))
+            )
+            # Kueue charges a workload's quota, borrowing and preemption to its
+            # ClusterQueue, not to its namespace: the CQ is the team the core checks.
+            job = workload_to_job(wl, cq or ns_team.get(ns, ns), cq)
             jobs.append(job)
             for ref in meta.get("ownerReferences") or []:
                 if ref.get("uid"):

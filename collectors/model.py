@@ -94,6 +94,10 @@ class Team(Struct, kw_only=True, omit_defaults=True):
     fairshare: FairShare | None = None
     usage: Resources = {}  # what the source says the team holds now
     borrowed: Resources = {}  # part of usage above guarantee, taken from the cohort (Kueue)
+    # Part of `usage` that no job of the snapshot holds (Kueue: admitted workloads in
+    # namespaces this reader cannot list). The core counts it against the team's quota
+    # for the whole horizon, so a prediction starts from the scheduler's own usage.
+    unseen_usage: Resources = {}
     per_job_limit: Resources | None = None  # LimitRange max / MaxTRESPerJob
     per_user_limit: Resources | None = None
     max_wall: float | None = None

@@ -458,3 +458,22 @@ def test_a_stated_queue_position_orders_before_priority() -> None:
               pending("c", 8, age=100, team="y", queue_position=0)]
     got = run(stated, node_list=nodes(1))
     assert [got[j].start - NOW for j in "bca"] == [1000, 1600, 2200]
+
+
+# ------------------------------------------------ 8. usage the source states itself
+
+def test_usage_no_visible_job_holds_counts_against_the_team_quota() -> None:
+    """Team q may hold 8 GPUs (max); Kueue's status says it holds 6 of them, but the
+    reader sees only a 2-GPU running job (the other 4 are workloads it cannot list).
+    A 4-GPU job would fit a recount (2 + 4 <= 8) but not Kueue's count (6 + 4 > 8):
+    it waits for the visible job's end at +1000, which takes usage to 4. With the
+    same status and no unseen part, it starts now."""
+    r = running("r", 2, team="q", ends=1000)
+    p = pending("p", 4, team="q")
+    recount = run([r, p], teams=[Team(name="q", max={"gpu": 8})])
+    assert recount["p"].start == NOW
+    stated = run([r, p], teams=[Team(name="q", max={"gpu": 8}, usage={"gpu": 6},
+                                     unseen_usage={"gpu": 4})])
+    assert stated["p"].start == NOW + 1000
+    assert stated["p"].binding == "team q max gpu"
+    assert "holds 6, asks 4" in (stated["p"].reason or "")

@@ -212,6 +212,32 @@ def test_kueue_workloads_replace_their_pods(snap: Snapshot) -> None:
     assert jobs["vision/job-old-1a2b3"].state == "completed"
 
 
+def test_a_workload_is_charged_to_its_cluster_queue(snap: Snapshot) -> None:
+    # Kueue checks quota, borrowing and preemption per ClusterQueue: the core must too.
+    jobs = {j.id: j for j in snap.jobs}
+    assert jobs["ml-research/job-train-3b1a2"].team == "cq-ml-research"
+    assert jobs["nlp/job-big-5c2d1"].team == "cq-nlp"  # pending: via its LocalQueue
+    teams = {t.name: t for t in snap.teams}
+    # Every GPU the queue's status counts is held by a workload this reader lists.
+    assert teams["cq-ml-research"].usage["gpu"] == 40.0
+    assert teams["cq-ml-research"].unseen_usage == {}
+
+
+def test_usage_the_status_states_beyond_the_listed_workloads_is_unseen() -> None:
+    from collectors.k8s.kueue import fill_unseen_usage
+    from collectors.model import Job, Team
+
+    cq = Team(name="cq", usage={"gpu": 24.0, "gpu:h100": 24.0, "cpu": 10.0})
+    ns = Team(name="ns", usage={"gpu": 99.0})  # a ResourceQuota's count: not Kueue's
+    jobs = [Job(id="a", team="cq", state="running", request={"gpu": 16.0, "gpu:h100": 16.0,
+                                                              "cpu": 10.0}),
+            Job(id="b", team="cq", state="pending", request={"gpu": 8.0})]
+    fill_unseen_usage([cq, ns], jobs, {"cq"})
+    assert cq.unseen_usage == {"gpu": 8.0, "gpu:h100": 8.0}
+    assert any("8 gpu" in n for n in cq.source_notes)
+    assert ns.unseen_usage == {}
+
+
 def test_cluster_queues_in_a_cohort_with_borrowing(snap: Snapshot) -> None:
     teams = {t.name: t for t in snap.teams}
     ml = teams["cq-ml-research"]

@@ -161,6 +161,34 @@ def cluster_queue_to_team(cq: Obj, flavors: Mapping[str, Obj], feeders: list[str
     )
 
 
+def fill_unseen_usage(teams: list[Team], jobs: list[Job], cluster_queues: set[str]) -> None:
+    """A ClusterQueue's status states its usage (flavorsUsage): what of it no
+    running job of the snapshot holds becomes the team's `unseen_usage`, so that the
+    prediction starts from Kueue's own count. It is non-zero where this reader cannot
+    list every namespace feeding the queue, or a workload's pods are not visible yet."""
+    held: dict[str, dict[str, float]] = {}
+    for job in jobs:
+        if job.state == RUNNING:
+            tally = held.setdefault(job.team, {})
+            for key, value in job.request.items():
+                tally[key] = tally.get(key, 0.0) + value
+    for team in teams:
+        if team.name not in cluster_queues or not team.usage:
+            continue  # not a ClusterQueue: its usage is not Kueue's statement
+        seen = held.get(team.name, {})
+        left = {k: v - seen.get(k, 0.0) for k, v in team.usage.items()}
+        # A typed key ("gpu:<flavor>") is part of the plain one; listed jobs may carry
+        # only the plain key, so a typed remainder is at most the plain remainder.
+        unseen = {k: min(v, left.get(k.split(":", 1)[0], v)) for k, v in left.items()}
+        unseen = {k: v for k, v in unseen.items() if v > 1e-9}
+        if unseen:
+            team.unseen_usage = unseen
+            team.source_notes.append(
+                "held by workloads not listed here (ClusterQueue status): "
+                + ", ".join(f"{v:g} {k}" for k, v in sorted(unseen.items()) if ":" not in k)
+            )
+
+
 def workload_priority_class(spec: Obj) -> str | None:
     """The priority class name under either version's field."""
     ref = spec.get("priorityClassRef") or {}

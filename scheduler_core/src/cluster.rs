@@ -43,6 +43,8 @@ pub struct Team<'a> {
     pub per_user: Option<V3>,
     pub max_wall: Option<f64>,
     pub max_submit: Option<i64>,
+    /// Usage per quota dimension that no job of the snapshot holds (`unseen_usage`).
+    pub unseen: Vec<f64>,
     pub declared: bool,
 }
 
@@ -289,7 +291,10 @@ impl<'a> Cluster<'a> {
         let mut teams = Vec::with_capacity(snap.teams.len());
         let mut qtypes: Vec<&str> = Vec::new();
         for t in &snap.teams {
-            for q in [&t.guarantee, &t.max, &t.lendable].into_iter().flatten() {
+            for q in [&t.guarantee, &t.max, &t.lendable, &t.unseen_usage]
+                .into_iter()
+                .flatten()
+            {
                 for (k, _) in &q.typed {
                     if !qtypes.contains(k) {
                         qtypes.push(k);
@@ -305,6 +310,7 @@ impl<'a> Cluster<'a> {
                 ("guarantee", &t.guarantee),
                 ("max", &t.max),
                 ("lendable", &t.lendable),
+                ("unseen_usage", &t.unseen_usage),
             ] {
                 quota_ok(what, r, f)?;
             }
@@ -375,6 +381,10 @@ impl<'a> Cluster<'a> {
                 per_user: t.per_user_limit.map(|r| r.limits(INF)),
                 max_wall: t.max_wall,
                 max_submit: t.max_submit_jobs,
+                unseen: t
+                    .unseen_usage
+                    .as_ref()
+                    .map_or_else(|| vec![0.0; nd], |u| quota_vec(u, &qtypes, 0.0)),
                 declared: true,
             });
         }
@@ -566,6 +576,7 @@ impl<'a> Cluster<'a> {
                         per_user: None,
                         max_wall: None,
                         max_submit: None,
+                        unseen: vec![0.0; nd],
                         declared: false,
                     });
                     c.teams.len() - 1

@@ -568,6 +568,11 @@ impl<'a, 'p> Engine<'a, 'p> {
             p.placement == Placement::Consecutive,
         );
         for t in 0..nt {
+            // What the source counts against the team beyond the jobs it shows: the
+            // prediction starts from the scheduler's own usage, not a recount.
+            for (u, x) in e.usage[t].iter_mut().zip(&e.c.teams[t].unseen) {
+                *u += x;
+            }
             e.fs_usage[t] = e.c.teams[t].raw_usage.unwrap_or(e.usage[t][e.c.unit]);
         }
         e

@@ -223,6 +223,11 @@ pub struct WTeam<'a> {
     pub max_wall: Option<f64>,
     #[serde(default)]
     pub max_submit_jobs: Option<i64>,
+    /// Quota the source's scheduler counts against the team that no job of the
+    /// snapshot holds (Kueue: admitted workloads this reader cannot list); held
+    /// for the whole horizon, as nothing says when it ends.
+    #[serde(default, borrow)]
+    pub unseen_usage: Option<WQuota<'a>>,
 }
 
 #[derive(Debug, Deserialize)]
