@@ -156,8 +156,11 @@ def test_v2_timeline_seeks_by_simulated_time_and_marks_incidents() -> None:
     tl.seek(EPOCH + 150)
     assert tl.time_at(tl.position) == EPOCH + 100
     assert source.snapshot_at(tl.position).meta["time"] == "100"
+    tl.step(-1)  # the same instant, just before its preemption
+    assert tl.paused and tl.time_at(tl.position) == EPOCH + 100
+    assert source.snapshot_at(tl.position).meta["moment"] == "before preemption"
     tl.step(-1)
-    assert tl.paused and tl.time_at(tl.position) < EPOCH + 100
+    assert tl.time_at(tl.position) < EPOCH + 100
     assert [m.title.split(":")[0] for m in tl.incident_marks()] == ["overcommit"]
 
 
