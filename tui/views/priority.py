@@ -87,8 +87,10 @@ class FactorSource:
         return "no priority factors: the source reports none and the core has not answered"
 
 
-def order_words(preds: Predictions) -> str:
-    """Which order the pending list is in, in words."""
+def order_words(preds: Predictions, pending: int = 1) -> str:
+    """Which order the pending list is in, in words (or why it is empty)."""
+    if not pending:
+        return "no pending jobs: every job the source reports is running or done"
     if preds.from_core:
         return ("pending in the core's priority order (the queue position first where the "
                 "source gives one), rank 1 next")
@@ -184,7 +186,7 @@ class PriorityView(View):
             order.sort(key=lambda j: last if (r := preds.rank(j)) is None else r)
         factors = FactorSource(order, preds)
         top = factors.top
-        caption = Text(order_words(preds) + " · " + factors.words(snap.source) + "\n",
+        caption = Text(f"{order_words(preds, len(order))} · {factors.words(snap.source)}\n",
                        style="dim")
         self.query_one("#legend", Static).update(caption + legend())
         plist = self.query_one(PendingList)
