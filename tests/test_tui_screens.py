@@ -99,7 +99,7 @@ async def test_priority_preemption_is_the_cores_answer() -> None:
         assert "the core predicts no preemption: waits for 2 nodes" in panel
         legend = str(app.query_one("#legend", Static).content)
         assert legend.startswith("pending in the core's priority order")
-        assert "factors as fixture (slurm+kueue) reports them (sprio)" in legend
+        assert "factors as fixture (slurm+kueue) reports them (sprio): " in legend
         assert " rank " in screen_text(app)
 
 

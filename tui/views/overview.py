@@ -169,6 +169,13 @@ class OverviewView(View):
     def on_resize(self) -> None:
         self.repaint()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Fold keys only where there is a tree to fold (a flat source keeps its footer).
+        if action == "fold":
+            data: ViewData | None = getattr(self.app, "data", None)
+            return data is not None and any(r.kids for r in data.derived.teams)
+        return True
+
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         self.action_fold()
@@ -195,6 +202,7 @@ class OverviewView(View):
         snap, d = data.snap, data.derived
         self.query_one("#meter", Static).update(meter_text(d.meter, d.unit))
         shown = visible_rows(d.teams, self.folded)
+        self.refresh_bindings()
         data = replace(data, derived=replace(d, teams=shown))
         cols, rows = fit_team_table(data, max(40, (self.size.width or 80) - 1))
         fill_table(self.query_one("#teams", DataTable), cols, rows, [r.name for r in shown])

@@ -45,8 +45,8 @@ def factor_bar(values: list[float], top: float, width: int = FACTOR_BAR) -> Text
     return t
 
 
-def legend() -> Text:
-    t = Text("factors: ", style="dim")
+def legend(prefix: str = "factors: ") -> Text:
+    t = Text(prefix, style="dim")
     for name, glyph, color in FACTORS:
         t.append(f"{glyph}{glyph} ", style=color)
         t.append(f"{name}  ", style="dim")
@@ -81,10 +81,10 @@ class FactorSource:
 
     def words(self, source: str) -> str:
         if self.from_source:
-            return f"factors as {source or 'the source'} reports them (sprio)"
+            return f"factors as {source or 'the source'} reports them (sprio):"
         if self.preds.from_core:
-            return "factors as the core computes them (the source reports none)"
-        return "no priority factors: the source reports none and the core has not answered"
+            return "factors as the core computes them (the source has none):"
+        return "no priority factors: the source has none and the core has not answered"
 
 
 def order_words(preds: Predictions, pending: int = 1) -> str:
@@ -92,9 +92,8 @@ def order_words(preds: Predictions, pending: int = 1) -> str:
     if not pending:
         return "no pending jobs: every job the source reports is running or done"
     if preds.from_core:
-        return ("pending in the core's priority order (the queue position first where the "
-                "source gives one), rank 1 next")
-    return "pending in priority order (the source's priority, then submit time), rank 1 next"
+        return "pending in the core's priority order (queue position first where given)"
+    return "pending in priority order (the source's priority, then submit time)"
 
 
 def fairshare_rows(snap: Snapshot) -> list[tuple[int, str]]:
@@ -157,7 +156,7 @@ def no_fairshare_words(snap: Snapshot) -> str:
 class PriorityView(View):
     title = "Priority"
     DEFAULT_CSS = """
-    PriorityView #legend { height: auto; max-height: 2; padding: 0 1; }
+    PriorityView #legend { height: auto; max-height: 3; padding: 0 1; }
     PriorityView #pending { height: 1fr; }
     PriorityView #lower { height: auto; max-height: 10; }
     PriorityView #fairshare-empty { height: auto; padding: 0 1; color: $text-muted; }
@@ -186,9 +185,9 @@ class PriorityView(View):
             order.sort(key=lambda j: last if (r := preds.rank(j)) is None else r)
         factors = FactorSource(order, preds)
         top = factors.top
-        caption = Text(f"{order_words(preds, len(order))} · {factors.words(snap.source)}\n",
+        caption = Text(f"{order_words(preds, len(order))}\n{factors.words(snap.source)}  ",
                        style="dim")
-        self.query_one("#legend", Static).update(caption + legend())
+        self.query_one("#legend", Static).update(caption + legend(""))
         plist = self.query_one(PendingList)
 
         def cells(i: int, j: Job) -> list[Text]:  # formatted only for rows on screen
