@@ -70,7 +70,8 @@ class ElasticView(View):
                 yield Static("Borrowed", classes="caption")
                 yield DataTable(id="borrowed", cursor_type="row")
             with Vertical():
-                yield Static("Reclaimed first if lenders ask back", classes="caption")
+                yield Static("Reclaimed first if lenders ask back (lowest priority, newest first)",
+                             classes="caption")
                 yield DataTable(id="reclaim", cursor_type="row")
 
     def show_data(self, data: ViewData) -> None:
