@@ -7,6 +7,9 @@ has none, so the bar never contradicts the job detail. One scale for all rows.""
 
 from __future__ import annotations
 
+import weakref
+from typing import Any
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -58,6 +61,31 @@ def core_factor_values(preds: Predictions, j: Job) -> list[float] | None:
     return [max(0.0, float(factors.get(k, 0.0))) for k, _, _ in FACTORS] if factors else None
 
 
+# The largest sum of the core's factors, per answer: a repaint (a cursor move, a resize)
+# must not decode 100k rows again. Held weakly: the answer it was read from may go.
+_core_tops: dict[int, tuple[weakref.ref[Any], float]] = {}
+
+
+def core_top(preds: Predictions) -> float:
+    """The largest sum of the core's factors over every job it answered for."""
+    if not preds.from_core:
+        return 0.0
+    by_id = preds.by_id
+    cached = _core_tops.get(id(by_id))
+    if cached is not None and cached[0]() is by_id:
+        return cached[1]
+    keys = [k for k, _, _ in FACTORS]
+    top = max((sum(max(0.0, float(f.get(k, 0.0))) for k in keys)
+               for f in (by_id[i].factors for i in by_id)), default=0.0)
+    try:
+        ref = weakref.ref(by_id)
+    except TypeError:  # a plain dict (a test double's answer): small, not cached
+        return top
+    _core_tops.clear()
+    _core_tops[id(by_id)] = (ref, top)
+    return top
+
+
 class FactorSource:
     """Where the bars' factors come from for one snapshot, and their one scale.
 
@@ -71,8 +99,7 @@ class FactorSource:
         if self.from_source:
             self.top = max((sum(factor_values(j.factors)) for j in order), default=0.0)
         else:
-            self.top = max((sum(v) for j in order
-                            if (v := core_factor_values(preds, j)) is not None), default=0.0)
+            self.top = core_top(preds)
 
     def values(self, j: Job) -> list[float] | None:
         if self.from_source:
