@@ -108,7 +108,8 @@ class FactorSource:
 
     def words(self, source: str) -> str:
         if self.from_source:
-            return f"factors as {source or 'the source'} reports them (sprio):"
+            sprio = " (sprio)" if "slurm" in source.lower() else ""
+            return f"factors as {source or 'the source'} reports them{sprio}:"
         if self.preds.from_core:
             return "factors as the core computes them (the source has none):"
         return "no priority factors: the source has none and the core has not answered"
