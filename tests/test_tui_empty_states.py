@@ -43,3 +43,22 @@ async def test_empty_panels_say_what_is_empty_and_why() -> None:
         await pilot.press("5")
         await pilot.pause()
         assert "no jobs: the source reports none running or pending" in screen_text(app)
+
+
+def test_nothing_to_reclaim_says_whether_no_one_borrows_or_no_one_can() -> None:
+    from tui.derive import derive
+    from tui.predictions import Predictions
+    from tui.views.base import ViewData
+    from tui.views.elastic import reclaim_layout
+
+    def why(snap: Snapshot) -> list[str]:
+        _, rows = reclaim_layout(ViewData(snap, derive(snap), Predictions(), NOW))
+        return [str(c) for c in rows[0][1:3]]
+
+    within = bare()
+    within.teams = [Team(name="a", guarantee={"gpu": 4.0}, max={"gpu": 8.0}),
+                    Team(name="b", guarantee={"gpu": 4.0}, max={"gpu": 8.0})]
+    assert why(within) == ["nothing to reclaim",
+                           "no team borrows now: every team is within its guarantee"]
+    assert why(bare()) == ["nothing to reclaim",
+                           "no team has a guarantee here, so none lends or borrows"]
