@@ -248,8 +248,13 @@ class PriorityView(View):
         t = Text("Preemption\n", style="bold")
         preds = data.predictions
         by_id = {j.id: j for j in snap.jobs}
-        # The core is the authority: the first pending job it predicts preempts.
-        job = next((j for j in pending_in_order(snap) if preds.get(j).preempts), None)
+        # The core is the authority: the first pending job it predicts preempts. A job
+        # preempts when it starts, so only those it starts at once are decoded (from the
+        # start column: 100k pending rows are not decoded on every repaint).
+        now = preds.taken_at if preds.taken_at is not None else snap.taken_at
+        job = next((j for j in pending_in_order(snap)
+                    if preds.start(j) == now and preds.get(j).preempts), None) \
+            if preds.from_core else None
         if job is None:
             job = preemptor(snap)
         if job is None:
