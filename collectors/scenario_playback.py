@@ -113,7 +113,12 @@ class ScenarioPlayback:
         end = max(ev_times, default=0.0)
         if scenario.until is not None:
             end = min(end, scenario.until)
-        self.times = frame_times(ev_times, 0.0, end)
+        # A preemption gets a frame of its own just before it, at the same instant: the
+        # preemptor submitted and pending, its victims still running. That is the moment
+        # a live scheduler shows (victims take their grace time to leave) and the one
+        # where the core's prediction names whom it will preempt.
+        before = {e.time for e in result.events if e.kind == "preempt" and e.time <= end}
+        self.times = sorted([*frame_times(ev_times, 0.0, end), *before])
         self.unit = scenario.scenario.unit
         # The simulation's events are swept once into the frames' columns and let go.
         self._team_index = {name: i for i, name in enumerate(result.teams)}
@@ -169,8 +174,11 @@ class ScenarioPlayback:
         # The jobs submitted and not gone, in job order (as a frame lists them).
         on: dict[int, _Run] = {}
         e = 0
-        for t in self.times:
-            while e < len(events) and events[e].time <= t:
+        for i, t in enumerate(self.times):
+            # The first of two frames at one instant stops before its first preemption.
+            before = i + 1 < len(self.times) and self.times[i + 1] == t
+            while e < len(events) and (events[e].time < t or (events[e].time == t and not (
+                    before and events[e].kind == "preempt"))):
                 ev = events[e]
                 r = runs.get(ev.job_id)
                 e += 1
@@ -263,12 +271,34 @@ class ScenarioPlayback:
             teams.append(msgspec.structs.replace(tm, usage=u, borrowed=borrowed,
                                                  fairshare=fs, source_notes=notes))
         info = self.scenario.scenario
-        return Snapshot(
+        snap = Snapshot(
             cluster=info.cluster, source=f"demo:{info.name}", taken_at=EPOCH + f.t,
             nodes=nodes, teams=teams, qos=list(self.cluster.qos), jobs=jobs,
             meta={"step": str(index + 1), "steps": str(len(self.times)), "time": f"{f.t:g}",
                   "unit": self.unit, "scenario": info.name, "policy": info.policy,
                   "rejected": str(f.rejected), "preemptions": str(f.preemptions)})
+        if index + 1 < len(self.times) and self.times[index + 1] == f.t:
+            snap.meta["moment"] = "before preemption"
+        return self._with_fairshare(snap)
+
+    def _with_fairshare(self, snap: Snapshot) -> Snapshot:
+        """Each team's fair-share as the core computes it from the decayed usage (what
+        ``sshare -l`` shows a live Slurm's): shares, usage and level among its siblings,
+        and the factor its jobs get."""
+        try:
+            rows = {r.team: r for r in scheduler_core.fairshare(snap, self.policy)}
+        except ValueError as e:
+            return msgspec.structs.replace(snap, warnings=[f"core fairshare: {e}"])
+        teams = []
+        for tm in snap.teams:
+            r = rows.get(tm.name)
+            if r is not None:
+                tm = msgspec.structs.replace(tm, fairshare=FairShare(
+                    raw_shares=r.raw_shares, norm_shares=r.norm_shares,
+                    raw_usage=r.raw_usage, effective_usage=r.norm_usage,
+                    level_fs=r.level_fs, factor=r.factor))
+            teams.append(tm)
+        return msgspec.structs.replace(snap, teams=teams)
 
     def _with_predictions(self, snap: Snapshot) -> Snapshot:
         # Jobs that started at this very instant were pending just before the pass

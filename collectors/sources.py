@@ -22,7 +22,8 @@ from quotatop.errors import UserError
 
 DEMO_DATA = Path(__file__).resolve().parent.parent / "demo_data"
 # The one default demo: what `quotatop`, `snapshot --source demo` and `record --source demo` play.
-DEFAULT_SCENARIO = DEMO_DATA / "split_60_30_10.toml"
+# The default demo tours the three modes and two incidents (demo_data/tour.toml).
+DEFAULT_SCENARIO = DEMO_DATA / "tour.toml"
 
 
 class SourceOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -15,6 +15,7 @@ import msgspec
 from scheduler_core._core import (
     __version__,
     check_policy,
+    fairshare_msgpack,
     fifo_simulate,
     predict_msgpack,
     predict_rows_msgpack,
@@ -24,6 +25,7 @@ from scheduler_core._core import (
 from scheduler_core.policy import Policy, PriorityWeights, encode_policy
 from scheduler_core.types import (
     Factors,
+    FairShareRow,
     JobOutcome,
     Metrics,
     Prediction,
@@ -37,6 +39,7 @@ from scheduler_core.types import (
 
 __all__ = [
     "Factors",
+    "FairShareRow",
     "JobOutcome",
     "Metrics",
     "Policy",
@@ -50,6 +53,7 @@ __all__ = [
     "UsageSample",
     "__version__",
     "check_policy",
+    "fairshare",
     "fifo_simulate",
     "predict",
     "predict_batch",
@@ -62,6 +66,7 @@ _encoder = msgspec.msgpack.Encoder()
 _predictions = msgspec.msgpack.Decoder(list[Prediction])
 _sim_result = msgspec.msgpack.Decoder(SimResultWire)
 _prediction = msgspec.msgpack.Decoder(Prediction)
+_fairshare = msgspec.msgpack.Decoder(list[FairShareRow])
 
 
 class PredictionBatch(Sequence[Prediction]):
@@ -125,6 +130,15 @@ def predict(snapshot: bytes | msgspec.Struct, policy: Policy | bytes | None = No
     data = snapshot if isinstance(snapshot, bytes) else _encoder.encode(snapshot)
     with _one_line_errors():
         return _predictions.decode(predict_msgpack(data, encode_policy(policy), float(horizon)))
+
+
+def fairshare(snapshot: bytes | msgspec.Struct,
+              policy: Policy | bytes | None = None) -> list[FairShareRow]:
+    """Every team's fair-share at the snapshot under ``policy``: the factor its
+    jobs get and the shares and usage it comes from, in the snapshot's team order."""
+    data = snapshot if isinstance(snapshot, bytes) else _encoder.encode(snapshot)
+    with _one_line_errors():
+        return _fairshare.decode(fairshare_msgpack(data, encode_policy(policy)))
 
 
 def predict_batch(snapshot: bytes | msgspec.Struct, policy: Policy | bytes | None = None,

@@ -19,6 +19,11 @@ def predict_rows_msgpack(snapshot: bytes, policy: bytes, horizon: float) -> tupl
     """Like predict_msgpack, but (concatenated msgpack Prediction rows, little-endian
     u64 offsets of each row plus the end): rows are decoded only when read."""
 
+def fairshare_msgpack(snapshot: bytes, policy: bytes) -> bytes:
+    """msgpack Snapshot + msgpack Policy -> msgpack list of FairShareRow arrays (team,
+    raw_shares, raw_usage, norm_shares, norm_usage, level_fs, factor), in team order.
+    ValueError on bad input."""
+
 def simulate_msgpack(input: bytes, policy: bytes) -> bytes:
     """msgpack {"cluster": Snapshot, "jobs": [SimJob], "start"?, "until"?} +
     msgpack Policy -> msgpack SimResult array. ValueError on bad input."""

@@ -23,6 +23,18 @@ class Factors(Struct, array_like=True, frozen=True, gc=False):
     partition: float
 
 
+class FairShareRow(Struct, array_like=True, frozen=True, gc=False):
+    """One team's fair-share at a snapshot, as the core computes it (``fairshare``)."""
+
+    team: str
+    raw_shares: float
+    raw_usage: float
+    norm_shares: float  # its shares over its siblings'
+    norm_usage: float  # its usage over its siblings' (an account: its subtree's)
+    level_fs: float  # norm_shares / norm_usage; inf when it used nothing
+    factor: float  # 0..1, what its jobs' fair-share factor is before the weight
+
+
 class Preemption(Struct, array_like=True, frozen=True, gc=False):
     job_id: str
     mode: str  # requeue | suspend | cancel

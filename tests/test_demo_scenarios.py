@@ -21,7 +21,7 @@ from quotatop.scenario import ScenarioV2, load_scenario
 from tui.app import QuotatopApp
 from tui.scenario_timeline import ScenarioTimeline
 
-SCENARIOS = ["split_60_30_10", "qos_preemption", "starvation_aging", "queue_storm",
+SCENARIOS = ["tour", "split_60_30_10", "qos_preemption", "starvation_aging", "queue_storm",
              "queue_storm_maxsubmit", "overcommit", "fragmentation"]
 
 
@@ -156,12 +156,15 @@ def test_v2_timeline_seeks_by_simulated_time_and_marks_incidents() -> None:
     tl.seek(EPOCH + 150)
     assert tl.time_at(tl.position) == EPOCH + 100
     assert source.snapshot_at(tl.position).meta["time"] == "100"
+    tl.step(-1)  # the same instant, just before its preemption
+    assert tl.paused and tl.time_at(tl.position) == EPOCH + 100
+    assert source.snapshot_at(tl.position).meta["moment"] == "before preemption"
     tl.step(-1)
-    assert tl.paused and tl.time_at(tl.position) < EPOCH + 100
+    assert tl.time_at(tl.position) < EPOCH + 100
     assert [m.title.split(":")[0] for m in tl.incident_marks()] == ["overcommit"]
 
 
-def test_default_quotatop_plays_the_60_30_10_split(tmp_path: Path,
+def test_default_quotatop_plays_the_tour(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from collectors.sources import open_source
     from quotatop.commands.record import make_source
@@ -170,7 +173,7 @@ def test_default_quotatop_plays_the_60_30_10_split(tmp_path: Path,
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # no config file: every default
     launch = resolve(argparse.Namespace(source=None, refresh=None, config=None, scenario=None))
     source = open_source(launch.kind, launch.options)
-    assert source.name == "demo:split_60_30_10" and source.playback is not None
+    assert source.name == "demo:tour" and source.playback is not None
     # `quotatop record --source demo` records that same default demo.
     recorded = make_source(argparse.Namespace(source="demo", ssh=None, interval=2.0,
                                               scenario=None, prometheus_url=None,

@@ -44,7 +44,7 @@ def test_demo_plays_the_bundled_scenario_by_default() -> None:
         first, second = col.collect(), col.collect()
     finally:
         col.close()
-    assert col.name == f"demo:{DEFAULT_SCENARIO.stem}" == "demo:split_60_30_10"
+    assert col.name == f"demo:{DEFAULT_SCENARIO.stem}" == "demo:tour"
     assert first.meta["step"] == "1" and second.meta["step"] == "2"
     assert {t.name for t in first.teams}  # the default demo's teams
 

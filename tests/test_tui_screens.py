@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.scroll_view import ScrollView
-from textual.widgets import Input, TabbedContent
+from textual.widgets import Input, Static, TabbedContent
 from tui_fixtures import NOW, BrokenCollector, FixedCollector, frozen_clock, snapshot
 
 from collectors.base import Collector
@@ -88,14 +88,36 @@ async def test_quota_over_commit_warning_when_quotas_exceed_cluster() -> None:
             screen_text(app)
 
 
-async def test_priority_orders_pending_and_names_preemption_victims() -> None:
+async def test_priority_preemption_is_the_cores_answer() -> None:
+    """The core predicts 2001 (two whole 8-GPU nodes) cannot start by preempting the
+    low and scavenger jobs: the panel says so, not the view's own guess."""
+    async with running() as (app, pilot):
+        await pilot.press("3")
+        await pilot.pause()
+        panel = str(app.query_one("#preempt", Static).content)
+        assert "2001 (prod, qos high, 16 gpu)" in panel and "would preempt" not in panel
+        assert "the core predicts no preemption: waits for 2 nodes" in panel
+        legend = str(app.query_one("#legend", Static).content)
+        assert legend.startswith("pending in the core's priority order")
+        assert "factors as fixture (slurm+kueue) reports them (sprio): " in legend
+        assert " rank " in screen_text(app)
+
+
+async def test_priority_orders_pending_and_names_preemption_victims(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import scheduler_core
+
+    monkeypatch.delattr(scheduler_core, "predict", raising=False)  # no core: the estimate
     async with running() as (app, pilot):
         await pilot.press("3")
         await pilot.pause()
         text = screen_text(app)
         order = [text.index(f" {j} ") for j in ("2001", "2006", "2005", "2002", "2003", "2004")]
         assert order == sorted(order)
-        assert "2001 (prod, qos high, 16 gpu) would preempt" in text
+        panel = str(app.query_one("#preempt", Static).content)
+        assert "2001 (prod, qos high, 16 gpu) would preempt, in order (estimate" in panel
+        assert str(app.query_one("#legend", Static).content).startswith(
+            "pending in priority order (the source's priority")
         # scavenger (QoS priority 0) goes before low (10); Guaranteed prod jobs never.
         assert text.index("1010") < text.index("1009")
         assert "1001" not in text.split("would preempt")[1]

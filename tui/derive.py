@@ -11,7 +11,7 @@ borrows nor lends; the views say so instead of showing zeros.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from collectors.model import PENDING, RUNNING, Job, QoS, Snapshot
 
@@ -43,6 +43,8 @@ class TeamRow:
     # usage up), so rows are shown as a tree and only roots are added up.
     parent: str | None = None
     depth: int = 0
+    kids: int = 0  # sub-accounts below it, at any depth (its rows roll them up)
+    folded: bool = False  # shown folded: its sub-accounts' rows hidden (the Overview)
 
     @property
     def quota(self) -> float | None:
@@ -141,7 +143,45 @@ def team_rows(snap: Snapshot) -> list[TeamRow]:
                 break
         r.borrowed = sum(r.borrowed_from.values())
     parents = {t.name: t.parent for t in snap.teams}
-    return _as_tree(rows, parents)
+    tree = _as_tree(rows, parents)
+    _roll_up(tree, {t.name for t in snap.teams if unit in t.usage})
+    return tree
+
+
+def _roll_up(tree: list[TeamRow], reported: set[str]) -> None:
+    """A parent row holds its whole subtree: its job counts and queued demand add its
+    sub-accounts', and so does its usage unless the source reported it (Slurm rolls
+    usage up the account tree itself; adding the children again would count twice).
+    ``tree`` is in tree order, so reversed every row comes before its ancestors."""
+    by_name = {r.name: r for r in tree}
+    used_from_jobs = {r.name: r.used for r in tree if r.name not in reported}
+    for r in reversed(tree):
+        if r.parent is None:
+            continue
+        p = by_name[r.parent]
+        p.running += r.running
+        p.pending += r.pending
+        p.queued += r.queued
+        p.kids += 1 + r.kids
+        if p.name in used_from_jobs:
+            p.used += r.used
+
+
+def visible_rows(tree: list[TeamRow], folded: set[str]) -> list[TeamRow]:
+    """The rows of ``tree`` (in tree order) that show when the accounts in ``folded``
+    are folded: a folded row stays, marked, and its subtree's rows go."""
+    out: list[TeamRow] = []
+    hidden_below: int | None = None  # depth of the folded row whose subtree is skipped
+    for r in tree:
+        if hidden_below is not None:
+            if r.depth > hidden_below:
+                continue
+            hidden_below = None
+        fold = r.kids > 0 and r.name in folded
+        out.append(replace(r, folded=fold) if fold != r.folded else r)
+        if fold:
+            hidden_below = r.depth
+    return out
 
 
 def _as_tree(rows: list[TeamRow], parents: dict[str, str | None]) -> list[TeamRow]:

@@ -23,6 +23,7 @@ KEYS: tuple[tuple[str, str, str], ...] = (
     ("tables", "home end / g G", "first / last row"),
     ("tables", "h l", "scroll columns"),
     ("tables", "shift+letter", "sort by that column; again reverses"),
+    ("Overview", "enter / - +", "fold / unfold a parent account (▾ open, ▸ folded)"),
     ("Queue", "enter", "job detail (esc closes)"),
     ("Queue", "s / S", "sort by the next column / reverse"),
     ("Queue", "esc", "clear the filter"),

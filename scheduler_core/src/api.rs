@@ -88,6 +88,40 @@ pub fn predict(snapshot: &[u8], policy: &Policy, horizon: f64) -> Result<Vec<u8>
     Ok(out.0)
 }
 
+/// One team's fair-share: (name, raw shares, raw usage, shares over its siblings',
+/// usage over its siblings', level fair-share, factor 0..1).
+type FairRow<'a> = (&'a str, f64, f64, f64, f64, f64, f64);
+
+/// The fair-share state of every team at the snapshot, as this policy computes it
+/// (what `sshare -l` shows for a live Slurm), msgpack rows in team order: the
+/// factor each team's jobs get, and the shares and usage it is made of.
+pub fn fairshare(snapshot: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
+    let snap = decode_snapshot(snapshot)?;
+    let now = snap.taken_at;
+    let c = Cluster::build(
+        &snap,
+        &[],
+        now,
+        now,
+        true,
+        policy.runtimes == Runtimes::Estimate,
+    )?;
+    drop(snap);
+    let e = Engine::new(c, policy, now);
+    let factors = e.fairshare_factors();
+    let levels = e.fairshare_levels();
+    let rows: Vec<FairRow> =
+        e.c.teams
+            .iter()
+            .enumerate()
+            .map(|(t, team)| {
+                let (s, u, lf) = levels[t];
+                (team.name, team.shares, e.fs_usage[t], s, u, lf, factors[t])
+            })
+            .collect();
+    rmp_serde::to_vec(&rows).map_err(|e| format!("cannot encode fair-share: {e}"))
+}
+
 /// The predictions as one buffer of concatenated msgpack rows and the offset
 /// where each row starts (plus the end), so Python decodes a row only when it is read.
 pub fn predict_rows(

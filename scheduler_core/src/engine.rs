@@ -653,6 +653,61 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     // ---------------------------------------------------------------- priority
 
+    /// Per team, what its fair-share factor is made of: (its shares over its
+    /// siblings', its usage over its siblings', level fair-share S/U). Siblings are
+    /// the children of one parent under Fair Tree, every team under classic; the
+    /// usage of an account is its subtree's. No usage: an infinite level.
+    pub fn fairshare_levels(&self) -> Vec<(f64, f64, f64)> {
+        let teams = &self.c.teams;
+        let n = teams.len();
+        let tree = self.p.fairshare == FairShareMode::FairTree;
+        let mut sub = self.fs_usage.clone();
+        if tree {
+            for t in 0..n {
+                let mut cur = teams[t].parent;
+                let mut depth = 0;
+                // A cycle in a malformed tree must not loop forever.
+                while let Some(c) = cur.filter(|_| depth < 64) {
+                    sub[c] += self.fs_usage[t];
+                    cur = teams[c].parent;
+                    depth += 1;
+                }
+            }
+        }
+        let group = |t: usize| {
+            if tree {
+                teams[t].parent.unwrap_or(n)
+            } else {
+                n
+            }
+        };
+        let mut ss = vec![0.0; n + 1];
+        let mut us = vec![0.0; n + 1];
+        for t in 0..n {
+            ss[group(t)] += teams[t].shares.max(0.0);
+            us[group(t)] += sub[t];
+        }
+        (0..n)
+            .map(|t| {
+                let g = group(t);
+                let s = if ss[g] > 0.0 {
+                    teams[t].shares.max(0.0) / ss[g]
+                } else {
+                    0.0
+                };
+                let u = if us[g] > 0.0 { sub[t] / us[g] } else { 0.0 };
+                let lf = if s <= 0.0 {
+                    0.0
+                } else if u <= 0.0 {
+                    INF
+                } else {
+                    s / u
+                };
+                (s, u, lf)
+            })
+            .collect()
+    }
+
     /// Fair-share factor per team, classic 2^(-U/S) or Fair Tree rank.
     pub fn fairshare_factors(&self) -> Vec<f64> {
         let teams = &self.c.teams;

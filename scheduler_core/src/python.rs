@@ -68,6 +68,20 @@ fn predict_msgpack<'py>(
     Ok(PyBytes::new(py, &out))
 }
 
+/// Every team's fair-share at the snapshot, msgpack rows (see types.py FairShareRow).
+#[pyfunction]
+fn fairshare_msgpack<'py>(
+    py: Python<'py>,
+    snapshot: &[u8],
+    policy: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
+    let out = guarded(py, "fairshare", || {
+        let p = Policy::from_msgpack(policy)?;
+        api::fairshare(snapshot, &p)
+    })?;
+    Ok(PyBytes::new(py, &out))
+}
+
 /// Predictions as (concatenated msgpack rows, little-endian u64 row offsets):
 /// Python decodes a row only when it is read (scheduler_core.PredictionBatch).
 #[pyfunction]
@@ -212,6 +226,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(snapshot_stats, m)?)?;
     m.add_function(wrap_pyfunction!(snapshot_stats_owned, m)?)?;
     m.add_function(wrap_pyfunction!(predict_msgpack, m)?)?;
+    m.add_function(wrap_pyfunction!(fairshare_msgpack, m)?)?;
     m.add_function(wrap_pyfunction!(predict_rows_msgpack, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_msgpack, m)?)?;
     m.add_function(wrap_pyfunction!(check_policy, m)?)?;

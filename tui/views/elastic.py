@@ -70,7 +70,8 @@ class ElasticView(View):
                 yield Static("Borrowed", classes="caption")
                 yield DataTable(id="borrowed", cursor_type="row")
             with Vertical():
-                yield Static("Reclaimed first if lenders ask back", classes="caption")
+                yield Static("Reclaimed first if lenders ask back (lowest priority, newest first)",
+                             classes="caption")
                 yield DataTable(id="reclaim", cursor_type="row")
 
     def show_data(self, data: ViewData) -> None:
@@ -132,8 +133,11 @@ def reclaim_layout(data: ViewData) -> tuple[Columns, Rows]:
     snap, d = data.snap, data.derived
     order = reclaim_order(snap, d.teams)
     rows: list[list[Cell]] = []
-    if not order:
-        rows.append([DASH, "nothing borrowed", "", "", "", ""])
+    if not order:  # what is empty, and why
+        why = ("no team has a guarantee here, so none lends or borrows"
+               if all(r.guarantee is None for r in d.teams)
+               else "no team borrows now: every team is within its guarantee")
+        rows.append([DASH, "nothing to reclaim", why, "", "", ""])
     for lender, picks in sorted(order.items()):
         for p in picks:
             j = p.job

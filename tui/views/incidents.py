@@ -123,6 +123,7 @@ class IncidentsView(View):
                                     flex=("summary", "remedy"))
         fill_table(table, cols, cells)
         parts = [f"{len(state.open)} open", f"{len(state.closed)} closed this session",
+                 "order: open, then newest closed",
                  "detectors: queue storm · starvation · over-commit · fragmentation · deadlock"]
         if state.error:
             parts.append(state.error)

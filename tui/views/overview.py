@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
-from tui.derive import ClusterMeter
+from tui.derive import ClusterMeter, TeamRow, visible_rows
 from tui.format import DASH, clock_time, duration, num, pct, sparkline
 from tui.table_fit import Columns, Rows, fill_table, fit_layout
 from tui.theme_colors import team_style
@@ -77,6 +79,18 @@ def carried_incidents(snap: Any) -> list[str]:
 open_incidents = carried_incidents  # the name the first tests used
 
 
+def tree_cell(r: TeamRow) -> Text:
+    """The team's name in the account tree: a child under its parent (its usage is part
+    of the parent's, rolled up), a parent marked ▾ open or ▸ folded (+N hidden)."""
+    t = Text("  " * (r.depth - 1) + "└ " if r.depth else "")
+    if r.kids:
+        t.append("▸ " if r.folded else "▾ ", style="bold")
+    t.append(r.name, style=team_style(r.name))
+    if r.folded:
+        t.append(f" +{r.kids}", style="dim")
+    return t
+
+
 def team_cells(data: ViewData, steps: frozenset[str]) -> tuple[list[tuple[str, str]],
                                                                  list[list[Text]]]:
     """The columns and one row of cells per team for a layout that applied
@@ -107,9 +121,7 @@ def team_cells(data: ViewData, steps: frozenset[str]) -> tuple[list[tuple[str, s
             lent += " →" + ("" if "lent_names" in steps else " " + ",".join(sorted(r.lent_to)))
         util = r.utilization
         cells = {
-            # A child under its parent: its usage is part of the parent's (rolled up).
-            "team": Text(("  " * (r.depth - 1) + "└ " if r.depth else "") + r.name,
-                         style=team_style(r.name)), "guarantee": guarantee,
+            "team": tree_cell(r), "guarantee": guarantee,
             "max": Text(num(r.max)), "used": Text(num(r.used)),
             "borrowed": Text(borrowed, style="yellow" if r.borrowed else ""), "lent": Text(lent),
             "running": Text(str(r.running)), "pending": Text(str(r.pending)),
@@ -138,6 +150,15 @@ class OverviewView(View):
         border-top: solid $panel-lighten-2; }
     """
 
+    # enter toggles too (the table's own enter selects the row: on_data_table_row_selected);
+    # the footer names - and +, which the table leaves free.
+    BINDINGS = [Binding("minus", "fold(True)", "Fold", key_display="-"),
+                Binding("plus", "fold(False)", "Unfold", key_display="+")]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.folded: set[str] = set()  # parent accounts shown folded
+
     def compose(self) -> ComposeResult:
         yield Static(id="meter")
         yield SortableTable(id="teams", cursor_type="row", zebra_stripes=True)
@@ -148,11 +169,43 @@ class OverviewView(View):
     def on_resize(self) -> None:
         self.repaint()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Fold keys only where there is a tree to fold (a flat source keeps its footer).
+        if action == "fold":
+            data: ViewData | None = getattr(self.app, "data", None)
+            return data is not None and any(r.kids for r in data.derived.teams)
+        return True
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_fold()
+
+    def action_fold(self, fold: bool | None = None) -> None:
+        """Fold (True), unfold (False) or toggle (None) the account under the cursor."""
+        table = self.query_one("#teams", DataTable)
+        if not table.row_count:
+            return
+        name = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        data: ViewData | None = getattr(self.app, "data", None)
+        row = next((r for r in data.derived.teams if r.name == name), None) if data else None
+        if row is None or not row.kids:
+            return
+        if fold is None:
+            fold = name not in self.folded
+        (self.folded.add if fold else self.folded.discard)(name)
+        self.repaint()
+        # Once more after the screen refreshed: a DataTable refilled in place draws a
+        # column whose cells grew ("▸ org +3") at its old width until filled again.
+        self.call_after_refresh(self.repaint)
+
     def show_data(self, data: ViewData) -> None:
         snap, d = data.snap, data.derived
         self.query_one("#meter", Static).update(meter_text(d.meter, d.unit))
+        shown = visible_rows(d.teams, self.folded)
+        self.refresh_bindings()
+        data = replace(data, derived=replace(d, teams=shown))
         cols, rows = fit_team_table(data, max(40, (self.size.width or 80) - 1))
-        fill_table(self.query_one("#teams", DataTable), cols, rows, [r.name for r in d.teams])
+        fill_table(self.query_one("#teams", DataTable), cols, rows, [r.name for r in shown])
         inc = Text("Open incidents\n", style="bold")
         live = data.incidents.open
         carried = carried_incidents(snap)

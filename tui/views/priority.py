@@ -1,7 +1,14 @@
 """Priority: pending jobs in scheduler order with their factor breakdown, the
-fair-share tree, and what a high-QoS job would preempt."""
+fair-share tree, and what a high-QoS job would preempt.
+
+The bars draw the scheduler's own factors when the source gives them (Slurm's
+sprio, a demo's engine): the core's recomputation of them only where the source
+has none, so the bar never contradicts the job detail. One scale for all rows."""
 
 from __future__ import annotations
+
+import weakref
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -11,6 +18,7 @@ from textual.widgets import DataTable, Static
 from collectors.model import Job, PriorityFactors, Snapshot
 from tui.derive import pending_in_order, preemption_victims, preemptor
 from tui.format import DASH, duration, num
+from tui.predictions import CORE, Predictions
 from tui.table_fit import Cell, Columns, Rows, fill_table, layout_width
 from tui.theme_colors import team_style
 from tui.views.base import View, ViewData
@@ -40,12 +48,80 @@ def factor_bar(values: list[float], top: float, width: int = FACTOR_BAR) -> Text
     return t
 
 
-def legend() -> Text:
-    t = Text("factors: ", style="dim")
+def legend(prefix: str = "factors: ") -> Text:
+    t = Text(prefix, style="dim")
     for name, glyph, color in FACTORS:
         t.append(f"{glyph}{glyph} ", style=color)
         t.append(f"{name}  ", style="dim")
     return t
+
+
+def core_factor_values(preds: Predictions, j: Job) -> list[float] | None:
+    factors = preds.get(j).factors
+    return [max(0.0, float(factors.get(k, 0.0))) for k, _, _ in FACTORS] if factors else None
+
+
+# The largest sum of the core's factors, per answer: a repaint (a cursor move, a resize)
+# must not decode 100k rows again. Held weakly: the answer it was read from may go.
+_core_tops: dict[int, tuple[weakref.ref[Any], float]] = {}
+
+
+def core_top(preds: Predictions) -> float:
+    """The largest sum of the core's factors over every job it answered for."""
+    if not preds.from_core:
+        return 0.0
+    by_id = preds.by_id
+    cached = _core_tops.get(id(by_id))
+    if cached is not None and cached[0]() is by_id:
+        return cached[1]
+    keys = [k for k, _, _ in FACTORS]
+    top = max((sum(max(0.0, float(f.get(k, 0.0))) for k in keys)
+               for f in (by_id[i].factors for i in by_id)), default=0.0)
+    try:
+        ref = weakref.ref(by_id)
+    except TypeError:  # a plain dict (a test double's answer): small, not cached
+        return top
+    _core_tops.clear()
+    _core_tops[id(by_id)] = (ref, top)
+    return top
+
+
+class FactorSource:
+    """Where the bars' factors come from for one snapshot, and their one scale.
+
+    The source's own (sprio) whenever any pending job carries them; else the core's,
+    whose largest sum is looked up once per answer (a cursor move repaints rows, it
+    does not decode the whole answer again)."""
+
+    def __init__(self, order: list[Job], preds: Predictions) -> None:
+        self.preds = preds
+        self.from_source = any(j.factors is not None for j in order)
+        if self.from_source:
+            self.top = max((sum(factor_values(j.factors)) for j in order), default=0.0)
+        else:
+            self.top = core_top(preds)
+
+    def values(self, j: Job) -> list[float] | None:
+        if self.from_source:
+            return factor_values(j.factors) if j.factors is not None else None
+        return core_factor_values(self.preds, j)
+
+    def words(self, source: str) -> str:
+        if self.from_source:
+            sprio = " (sprio)" if "slurm" in source.lower() else ""
+            return f"factors as {source or 'the source'} reports them{sprio}:"
+        if self.preds.from_core:
+            return "factors as the core computes them (the source has none):"
+        return "no priority factors: the source has none and the core has not answered"
+
+
+def order_words(preds: Predictions, pending: int = 1) -> str:
+    """Which order the pending list is in, in words (or why it is empty)."""
+    if not pending:
+        return "no pending jobs: every job the source reports is running or done"
+    if preds.from_core:
+        return "pending in the core's priority order (queue position first where given)"
+    return "pending in priority order (the source's priority, then submit time)"
 
 
 def fairshare_rows(snap: Snapshot) -> list[tuple[int, str]]:
@@ -70,6 +146,19 @@ FAIRSHARE_COLUMNS: Columns = [("account", "account"), ("shares", "shares"), ("no
                               ("usage", "usage"), ("level_fs", "LevelFS"), ("factor", "F")]
 
 
+def _fixed(x: float | None) -> str:
+    if x is None:
+        return DASH
+    return "∞" if x == float("inf") else f"{x:.2f}"
+
+
+def has_fairshare(snap: Snapshot) -> bool:
+    """Whether the source gave any fair-share state beyond raw shares."""
+    return any(f is not None and (f.factor is not None or f.level_fs is not None
+                                  or f.norm_shares is not None or f.effective_usage is not None)
+               for f in (t.fairshare for t in snap.teams))
+
+
 def fairshare_layout(snap: Snapshot) -> tuple[Columns, Rows]:
     teams = {t.name: t for t in snap.teams}
     rows: list[list[Cell]] = []
@@ -78,20 +167,27 @@ def fairshare_layout(snap: Snapshot) -> tuple[Columns, Rows]:
         f = t.fairshare
         rows.append([Text("  " * depth + name, style=team_style(name)),
                      num(f.raw_shares if f and f.raw_shares is not None else t.shares),
-                     f"{f.norm_shares:.2f}" if f and f.norm_shares is not None else DASH,
-                     f"{f.effective_usage:.2f}" if f and f.effective_usage is not None
-                     else DASH,
-                     f"{f.level_fs:.2f}" if f and f.level_fs is not None else DASH,
-                     f"{f.factor:.2f}" if f and f.factor is not None else DASH])
+                     _fixed(f.norm_shares if f else None),
+                     _fixed(f.effective_usage if f else None),
+                     _fixed(f.level_fs if f else None),
+                     _fixed(f.factor if f else None)])
     return FAIRSHARE_COLUMNS, rows
+
+
+def no_fairshare_words(snap: Snapshot) -> str:
+    if not snap.teams:
+        return "no fair-share tree: the source reports no accounts or teams"
+    return (f"no fair-share state: {snap.source or 'the source'} reports none "
+            "(Slurm's sshare gives it; Kueue has no fair-share by default)")
 
 
 class PriorityView(View):
     title = "Priority"
     DEFAULT_CSS = """
-    PriorityView #legend { height: 1; padding: 0 1; }
+    PriorityView #legend { height: auto; max-height: 3; padding: 0 1; }
     PriorityView #pending { height: 1fr; }
-    PriorityView #lower { height: auto; max-height: 12; }
+    PriorityView #lower { height: auto; max-height: 10; }
+    PriorityView #fairshare-empty { height: auto; padding: 0 1; color: $text-muted; }
     PriorityView #fairshare-box, PriorityView #preempt { width: 1fr; }
     PriorityView #fairshare { height: auto; }
     PriorityView .caption { height: 1; padding: 0 1; text-style: bold; }
@@ -105,6 +201,7 @@ class PriorityView(View):
             with Vertical(id="fairshare-box"):
                 yield Static("Fair-share tree", classes="caption")
                 yield DataTable(id="fairshare", cursor_type="row")
+                yield Static(id="fairshare-empty")
             yield Static(id="preempt")
 
     def show_data(self, data: ViewData) -> None:
@@ -114,23 +211,34 @@ class PriorityView(View):
         if preds.from_core:  # the core's order is the scheduler's order
             last = len(preds.by_id)
             order.sort(key=lambda j: last if (r := preds.rank(j)) is None else r)
-        top = max((sum(factor_values(j.factors)) for j in order), default=0.0)
+        factors = FactorSource(order, preds)
+        top = factors.top
+        caption = Text(f"{order_words(preds, len(order))}\n{factors.words(snap.source)}  ",
+                       style="dim")
+        self.query_one("#legend", Static).update(caption + legend(""))
         plist = self.query_one(PendingList)
 
         def cells(i: int, j: Job) -> list[Text]:  # formatted only for rows on screen
-            factors = preds.get(j).factors
-            values = ([float(factors.get(k, 0.0)) for k, _, _ in FACTORS] if factors
-                      else factor_values(j.factors))
+            values = factors.values(j)
             return [Text(str(i + 1)), Text(j.id), team_cell(j.team), Text(j.qos),
-                    Text(num(j.priority)), factor_bar(values, top, plist.bar_width),
+                    Text(num(j.priority)),
+                    factor_bar(values, top, plist.bar_width) if values else Text(DASH),
                     Text(duration(now - j.submit_time) if j.submit_time else DASH)]
 
         plist.set_rows(order, cells)
-        cols, rows = fairshare_layout(snap)
-        # The tree keeps its natural width; the preemption text beside it wraps.
-        self.query_one("#fairshare-box").styles.min_width = layout_width(cols, rows)
-        fill_table(self.query_one("#fairshare", DataTable), cols, rows,
-                   [name for _, name in fairshare_rows(snap)])
+        table = self.query_one("#fairshare", DataTable)
+        empty = self.query_one("#fairshare-empty", Static)
+        filled = has_fairshare(snap)
+        table.display = filled
+        empty.display = not filled
+        if filled:
+            cols, rows = fairshare_layout(snap)
+            # The tree keeps its natural width; the preemption text beside it wraps.
+            self.query_one("#fairshare-box").styles.min_width = layout_width(cols, rows)
+            fill_table(table, cols, rows, [name for _, name in fairshare_rows(snap)])
+        else:
+            self.query_one("#fairshare-box").styles.min_width = None
+            empty.update(no_fairshare_words(snap))
         self.query_one("#preempt", Static).update(self._preempt_text(snap, data))
 
     def release(self) -> None:
@@ -138,24 +246,45 @@ class PriorityView(View):
 
     def _preempt_text(self, snap: Snapshot, data: ViewData) -> Text:
         t = Text("Preemption\n", style="bold")
-        job = preemptor(snap)
+        preds = data.predictions
+        by_id = {j.id: j for j in snap.jobs}
+        # The core is the authority: the first pending job it predicts preempts. A job
+        # preempts when it starts, so only those it starts at once are decoded (from the
+        # start column: 100k pending rows are not decoded on every repaint).
+        now = preds.taken_at if preds.taken_at is not None else snap.taken_at
+        job = next((j for j in pending_in_order(snap)
+                    if preds.start(j) == now and preds.get(j).preempts), None) \
+            if preds.from_core else None
         if job is None:
-            t.append("no pending job has a QoS that preempts", style="dim")
+            job = preemptor(snap)
+        if job is None:
+            if not any(q.preempts for q in snap.qos):
+                t.append("none: no QoS of this source preempts another", style="dim")
+            else:
+                t.append("none: no pending job has a QoS that preempts", style="dim")
             return t
         unit = data.derived.unit
         t.append(f"{job.id} ({job.team}, qos {job.qos}, {num(job.request.get(unit))} {unit})",
                  style="bold")
-        pred = data.predictions.get(job)
+        pred = preds.get(job)
         victims: list[Job]
-        if pred.preempts:
-            by_id = {j.id: j for j in snap.jobs}
+        if pred.origin == CORE:
             victims = [by_id[v] for v in pred.preempts if v in by_id]
-        else:
+        else:  # no answer from the core (yet): the view's own estimate, said so
             victims = preemption_victims(snap, job)
         if not victims:
-            t.append("\nfits without preempting anyone", style="green")
+            if pred.origin != CORE:
+                t.append("\nfits without preempting anyone", style="green")
+            elif pred.start is not None and pred.start <= data.now:
+                t.append("\nthe core predicts it starts now without preempting anyone",
+                         style="green")
+            else:
+                t.append(f"\nthe core predicts no preemption: {pred.binding or 'it waits'}",
+                         style="yellow")
             return t
-        t.append(" would preempt, in order:\n")
+        t.append(" would preempt, in order" + ("" if pred.origin == CORE else
+                                               " (estimate: the core has not answered)")
+                 + ":\n")
         short = (job.request.get(unit, 0.0) - data.derived.meter.free
                  - sum(v.request.get(unit, 0.0) for v in victims))
         for v in victims[:8]:
@@ -165,6 +294,6 @@ class PriorityView(View):
             t.append(f"{v.qos}{cls}  {num(v.request.get(unit))} {unit}\n")
         if len(victims) > 8:
             t.append(f"  … {len(victims) - 8} more\n", style="dim")
-        if short > 0:
+        if short > 0 and pred.origin != CORE:
             t.append(f"and would still wait for {num(short)} {unit} more", style="yellow")
         return t

@@ -42,8 +42,12 @@ class QueueView(View):
         parts = [f"{len(table.rows):,} of {len(table.jobs):,} jobs"]
         if table.filter:
             parts.append(f"filter “{table.filter.query}”")
+        if not table.jobs:
+            parts.append("no jobs: the source reports none running or pending")
         if table.sort_key:
             parts.append(f"sorted by {table.sort_key}{' ↓' if table.sort_reverse else ''}")
+        else:  # every list says which order it is in
+            parts.append("in the source's order (s sorts)")
         parts.append("start: core prediction" if preds.from_core else
                      "start: source estimate (core predicting…)" if preds.pending else
                      "start: source estimate")

@@ -124,6 +124,7 @@ class QuotaView(View):
         yield Static(id="quota-detail")
         yield Static("QoS limits (per job / per user / wall)", classes="caption")
         yield DataTable(id="qos-table", cursor_type="row", zebra_stripes=True)
+        yield Static(id="qos-empty", classes="caption")
 
     def on_mount(self) -> None:
         self._cells: dict[str, dict[str, Cell]] = {}
@@ -178,9 +179,17 @@ class QuotaView(View):
         qt = self.query_one("#quota-table", DataTable)
         fill_table(qt, cols, rows, list(self._cells))
         self._detail(qt.cursor_row)
+        qos_table = self.query_one("#qos-table", DataTable)
+        qos_empty = self.query_one("#qos-empty", Static)
+        qos_table.display, qos_empty.display = bool(snap.qos), not snap.qos
+        if not snap.qos:  # say what is empty and why, not a bare header
+            qos_empty.update(f"no QoS limits: {snap.source or 'the source'} reports no QoS "
+                             "(Slurm: sacctmgr show qos; Kubernetes: PriorityClasses and "
+                             "pod QoS classes)")
+            return
         cols, rows, _ = fit_layout(lambda steps: qos_layout(data, steps), QOS_SHRINK, room,
                                    flex=("preempts",))
-        fill_table(self.query_one("#qos-table", DataTable), cols, rows,
+        fill_table(qos_table, cols, rows,
                    [q.name for q in sorted(snap.qos, key=lambda q: -q.priority)])
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -19,7 +19,7 @@ from tui.widgets.cursor import CURSOR_BINDINGS, CursorList
 
 # (title, width, right-aligned); the factor bar is the one flexible column: it
 # takes what the others leave, from BAR_MIN up to its width here.
-HEADER = (("#", 6, True), ("job", 10, False), ("team", 8, False), ("qos", 7, False),
+HEADER = (("rank", 6, True), ("job", 10, False), ("team", 8, False), ("qos", 7, False),
           ("priority", 9, True), ("factor breakdown", 28, False), ("wait", 5, True))
 BAR_COLUMN = 5  # the factor bar's place in HEADER
 BAR_MIN = 12
