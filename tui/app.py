@@ -316,7 +316,7 @@ class QuotatopApp(HabitsMixin, App[None]):
         # In a replay or a played scenario "now" is the frame's own time, so ages and
         # waits read as they did then, not as seen from today's wall clock.
         now = snap.taken_at if self.timeline is not None and snap.taken_at else self.clock()
-        self.chart_history.add(sample_of(derived, snap.taken_at or now))
+        self.chart_history.add(sample_of(derived, self._frame_time(snap, now)))
         # Freeing a 100k-job snapshot takes 30-50 ms: after the paint, not in it.
         self._retired = self.data
         self.call_after_refresh(self._drop_retired)
@@ -331,6 +331,17 @@ class QuotatopApp(HabitsMixin, App[None]):
             if vid != active:  # hidden: let go of the old snapshot's jobs until shown
                 with contextlib.suppress(NoMatches):
                     self.view(vid).release()
+
+    def _frame_time(self, snap: Snapshot, now: float) -> float:
+        """Where a frame sits on the charts' time axis: its own time, or for a replay
+        whose frames are counted in steps (the fifo seed stamps them with the wall
+        clock), the step the timeline is at."""
+        tl = self.timeline
+        if tl is None:
+            return snap.taken_at or now
+        if tl.start_time <= snap.taken_at <= tl.end_time:
+            return snap.taken_at
+        return tl.time_at(tl.position)
 
     def _drop_retired(self) -> None:
         self._retired = None

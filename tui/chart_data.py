@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from collectors.model import PENDING, Snapshot
+from collectors.model import PENDING, Series, Snapshot
 from tui.derive import Derived
 from tui.predictions import Predictions
 
@@ -62,9 +62,27 @@ class ChartHistory:
                       key=lambda s: s.at)
 
 
-def usage_top(samples: list[Sample], limits: list[float | None]) -> float:
+Points = dict[str, list[tuple[float, float]]]  # per team: (time, usage) in time order
+
+
+def team_points(samples: list[Sample], series: list[Series], names: list[str]) -> Points:
+    """Per team: the source's own usage series where it has one (Prometheus keeps
+    hours of it, so the chart is full from the first frame), else the frames the
+    app has shown."""
+    out: Points = {}
+    for s in series:
+        team = s.labels.get("team")
+        if team in names and s.points:
+            out[team] = sorted(s.points)
+    for name in names:
+        if name not in out:
+            out[name] = [(s.at, s.used[name]) for s in samples if name in s.used]
+    return out
+
+
+def usage_top(points: Points, limits: list[float | None]) -> float:
     """One scale for every team's chart: the highest usage seen or limit shown."""
-    seen = [v for s in samples for v in s.used.values()]
+    seen = [v for pts in points.values() for _, v in pts]
     return max([1.0, *seen, *(x for x in limits if x is not None)])
 
 

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
-from tui.chart_data import team_waits
+from tui.chart_data import team_points, team_waits
 from tui.derive import ClusterMeter
 from tui.format import DASH, clock_time, duration, num, pct, sparkline
 from tui.table_fit import Columns, Rows, fill_table, fit_layout
@@ -213,5 +213,7 @@ class OverviewView(View):
                 style="dim",
             )
         self.query_one("#freshness", Static).update(fresh)
-        self.query_one(ChartPanel).show(d, data.charts.samples(),
+        samples = data.charts.samples()
+        points = team_points(samples, snap.utilization, [r.name for r in d.teams])
+        self.query_one(ChartPanel).show(d, samples, points,
                                         team_waits(snap, data.predictions, data.now))

@@ -14,8 +14,8 @@ from tui.timeline_protocol import SPEEDS, IncidentMark, TimelineControl
 from tui.views.base import View, ViewData
 from tui.widgets.charts import TimelineCharts
 
-HELP = ("space play/pause   , . step   < > seek 5%   home/end   + - speed   "
-        "click the bar to seek")
+# One line at 80 columns.
+HELP = "space play/pause  , . step  < > seek 5%  home/end  + - speed  click bar: seek"
 
 
 _clock = clock_label  # one time format for the bar, the list and the charts

@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual_plotext import PlotextPlot
 from textual_plotext.plot import Plot
 
-from tui.chart_data import Sample, usage_top
+from tui.chart_data import Points, Sample, team_points, usage_top
 from tui.derive import Derived, TeamRow
 from tui.format import clock_label, duration, num
 from tui.theme_colors import team_color
@@ -63,11 +63,11 @@ def _line(plt: Plot, xs: Sequence[float], ys: Sequence[float], color: RGB,
         plt.plot(list(xs), list(ys), color=color, marker="braille", label=label)
 
 
-def draw_team_usage(plt: Plot, row: TeamRow, samples: Sequence[Sample], top: float,
+def draw_team_usage(plt: Plot, row: TeamRow, points: Points, top: float,
                     x_range: tuple[float, float] | None = None) -> None:
     """One team's usage over time, its guarantee and max as level lines."""
-    xs = [s.at for s in samples if row.name in s.used]
-    ys = [s.used[row.name] for s in samples if row.name in s.used]
+    xs = [t for t, _ in points.get(row.name, [])]
+    ys = [v for _, v in points.get(row.name, [])]
     lo, hi = _x_range(xs, x_range)
     if row.guarantee is not None:
         plt.hline(row.guarantee, GUARANTEE)
@@ -84,14 +84,14 @@ def draw_team_usage(plt: Plot, row: TeamRow, samples: Sequence[Sample], top: flo
     _value_axis(plt, top)
 
 
-def draw_usage_all(plt: Plot, rows: Sequence[TeamRow], samples: Sequence[Sample], top: float,
+def draw_usage_all(plt: Plot, rows: Sequence[TeamRow], points: Points, top: float,
                    unit: str, x_range: tuple[float, float] | None = None) -> None:
     """Every team's usage on one scale, one line each in the team's colour."""
-    xs_all = [s.at for s in samples]
+    xs_all = [t for r in rows for t, _ in points.get(r.name, [])]
     for r in rows:
-        xs = [s.at for s in samples if r.name in s.used]
-        _line(plt, xs, [s.used[r.name] for s in samples if r.name in s.used],
-              rgb(team_color(r.name)), label=r.name)
+        pts = points.get(r.name, [])
+        _line(plt, [t for t, _ in pts], [v for _, v in pts], rgb(team_color(r.name)),
+              label=r.name)
     plt.title(f"{unit.upper()} used by team")
     _time_axis(plt, *_x_range(xs_all, x_range))
     _value_axis(plt, top)
@@ -185,24 +185,26 @@ class ChartPanel(Vertical):
 
     def shown(self) -> list[str]:
         """Which charts are on screen (for tests and the help line)."""
-        return [c.id.removeprefix("chart-") for c in self.query(Chart)
-                if c.id and c.display and c.parent is not None and c.parent.display]
+        # A team's chart is named for the team; the cluster's have ids.
+        return [c.id.removeprefix("chart-") if c.id else str(c.name) for c in self.query(Chart)
+                if c.display and c.parent is not None and c.parent.display]
 
-    def show(self, derived: Derived, samples: list[Sample], waits: dict[str, float]) -> None:
+    def show(self, derived: Derived, samples: list[Sample], points: Points,
+             waits: dict[str, float]) -> None:
         width, height = self.size.width, self.size.height
         rows = derived.teams
-        top = usage_top(samples, [r.guarantee for r in rows] + [r.max for r in rows])
+        top = usage_top(points, [r.guarantee for r in rows] + [r.max for r in rows])
         teams_row = self.query_one("#chart-teams", Horizontal)
         tall = (height >= 2 * MIN_H and bool(rows)
                 and width // max(1, len(rows)) >= TEAM_MIN_W)
         teams_row.display = tall and height >= MIN_H
         if tall:
-            self._team_charts(teams_row, rows, samples, top)
+            self._team_charts(teams_row, rows, points, top)
         wanted = (["queue", "util", "wait"] if tall else ["usage", "queue", "util", "wait"])
         fits = max(1, width // MIN_W) if height >= MIN_H else 0
         unit = derived.unit
         draws: dict[str, Callable[[Plot], None]] = {
-            "usage": lambda p: draw_usage_all(p, rows, samples, top, unit),
+            "usage": lambda p: draw_usage_all(p, rows, points, top, unit),
             "queue": lambda p: draw_queue(p, samples),
             "util": lambda p: draw_utilization(p, samples, unit),
             "wait": lambda p: draw_waits(p, rows, waits),
@@ -213,7 +215,7 @@ class ChartPanel(Vertical):
             if chart.display:
                 chart.draw(draw)
 
-    def _team_charts(self, row: Horizontal, rows: list[TeamRow], samples: list[Sample],
+    def _team_charts(self, row: Horizontal, rows: list[TeamRow], points: Points,
                      top: float) -> None:
         names = [r.name for r in rows]
         charts = list(row.query(Chart))
@@ -222,7 +224,7 @@ class ChartPanel(Vertical):
             charts = [Chart(name=n) for n in names]
             row.mount(*charts)
         for chart, r in zip(charts, rows, strict=True):
-            chart.draw(lambda p, r=r: draw_team_usage(p, r, samples, top))  # type: ignore[misc]
+            chart.draw(lambda p, r=r: draw_team_usage(p, r, points, top))  # type: ignore[misc]
 
 
 class TimelineCharts(Vertical):
@@ -240,16 +242,29 @@ class TimelineCharts(Vertical):
 
     def show(self, derived: Derived, samples: list[Sample], marks: Sequence[IncidentMark],
              span: tuple[float, float] | None, now: float | None) -> None:
+        """The frames shown so far (not a source's series: they would not line up with
+        the replay's marks)."""
         rows = derived.teams
-        top = usage_top(samples, [r.guarantee for r in rows])
+        points = team_points(samples, [], [r.name for r in rows])
+        top = usage_top(points, [r.guarantee for r in rows])
 
         def usage(p: Plot) -> None:
-            draw_usage_all(p, rows, samples, top, derived.unit, span)
+            draw_usage_all(p, rows, points, top, derived.unit, span)
             mark_times(p, marks, now)
 
         def queue(p: Plot) -> None:
             draw_queue(p, samples, span)
             mark_times(p, marks, now)
 
+        # Short of room for both (80×24): usage alone, at a height that can be read.
+        both = self.size.height >= 2 * MIN_H
+        self.query_one("#tl-queue", Chart).display = both
         self.query_one("#tl-usage", Chart).draw(usage)
-        self.query_one("#tl-queue", Chart).draw(queue)
+        if both:
+            self.query_one("#tl-queue", Chart).draw(queue)
+
+    def on_resize(self) -> None:
+        repaint = next((getattr(a, "repaint", None) for a in self.ancestors
+                        if hasattr(a, "repaint")), None)
+        if repaint is not None:
+            repaint()
