@@ -32,7 +32,7 @@ from tui.format import sparkline
 from tui.predictions import Predictions
 from tui.views.base import ViewData
 from tui.views.overview import team_cells
-from tui.widgets.charts import ChartPanel, TimelineCharts, draw_team_usage
+from tui.widgets.charts import MAX_POINTS, ChartPanel, TimelineCharts, draw_team_usage, thin
 from tui.widgets.job_table import COLUMNS, REASON_MIN, JobTable, fit_columns
 
 
@@ -104,6 +104,15 @@ def test_a_source_series_fills_the_team_chart_from_the_first_frame() -> None:
                          [*names, "solo"])
     assert len(points["prod"]) == 12 and points["prod"][-1] == (snap.taken_at, 28.0)
     assert points["solo"] == [(snap.taken_at, 3.0)]  # no series: the frames shown
+
+
+def test_a_long_history_is_thinned_keeping_its_peaks() -> None:
+    xs = [float(i) for i in range(KEEP)]
+    ys = [0.0] * KEEP
+    ys[333] = 50.0  # one spike among flat frames
+    tx, ty = thin(xs, ys, MAX_POINTS)
+    assert len(tx) <= MAX_POINTS + 1 and max(ty) == 50.0 and tx[-1] == xs[-1]
+    assert thin(xs[:10], ys[:10], MAX_POINTS) == (xs[:10], ys[:10])
 
 
 def test_team_waits_are_medians_from_now() -> None:

@@ -373,14 +373,16 @@ class QuotatopApp(HabitsMixin, App[None]):
         # The first that fits: a narrow terminal gives up the slow-round note, the
         # word "refreshed", the source, then the cluster; the refresh age and its
         # cadence ("every 2s") stay, they say whether the screen is live.
+        waiting = self._in_flight()
         for drop in range(5):
-            t = self._header_text(snap, now, drop)
+            t = self._header_text(snap, now, waiting, drop)
             if t.cell_len <= room:
                 break
         self.main.query_one("#header", Static).update(t)
         self._paint_banner(snap, now)
 
-    def _header_text(self, snap: Snapshot | None, now: float, drop: int) -> Text:
+    def _header_text(self, snap: Snapshot | None, now: float,
+                     waiting: list[tuple[str, float]], drop: int) -> Text:
         """The header line, leaving out the ``drop`` least needed of its parts."""
         t = Text()
         t.append("quotatop", style="bold")
@@ -399,7 +401,6 @@ class QuotatopApp(HabitsMixin, App[None]):
         if n_open:
             t.append(" │ ")
             t.append(f"▲ {n_open} incident{'s' if n_open > 1 else ''}", style="bold yellow")
-        waiting = self._in_flight()
         if snap is not None:
             if drop < 4:
                 t.append(f" │ {snap.cluster or 'cluster'}")

@@ -29,6 +29,7 @@ NOW: RGB = (175, 175, 255)
 MIN_W = 34  # a chart narrower than this has no room for its axis labels and a line
 MIN_H = 7  # nor shorter: title, frame, three ticks, the time labels
 TEAM_MIN_W = 26  # one team's small chart
+MAX_POINTS = 120  # per line: plotext takes ~0.05 ms a point; a chart shows no finer
 
 
 def rgb(hex_color: str) -> RGB:
@@ -55,8 +56,29 @@ def _value_axis(plt: Plot, top: float, fmt: Callable[[float], str] = num) -> Non
     plt.yticks(ticks, [fmt(t) for t in ticks])
 
 
+def thin(xs: Sequence[float], ys: Sequence[float],
+         most: int) -> tuple[list[float], list[float]]:
+    """At most ``most`` points, each the highest of its run (a peak is what a
+    person looks for), the last point kept: plotext's cost grows with points,
+    and a terminal has no more columns than this to show them."""
+    if len(xs) <= most:
+        return list(xs), list(ys)
+    step = -(-len(xs) // most)  # ceiling division
+    out_x, out_y = [], []
+    for i in range(0, len(xs), step):
+        run = range(i, min(i + step, len(xs)))
+        top = max(run, key=lambda k: ys[k])
+        out_x.append(xs[top])
+        out_y.append(ys[top])
+    if out_x[-1] != xs[-1]:
+        out_x.append(xs[-1])
+        out_y.append(ys[-1])
+    return out_x, out_y
+
+
 def _line(plt: Plot, xs: Sequence[float], ys: Sequence[float], color: RGB,
           label: str | None = None) -> None:
+    xs, ys = thin(xs, ys, MAX_POINTS)
     if len(xs) == 1:  # one frame so far: a dot, not an empty frame
         plt.scatter(list(xs), list(ys), color=color, marker="●", label=label)
     elif xs:
@@ -190,7 +212,8 @@ class ChartPanel(Vertical):
                 if c.display and c.parent is not None and c.parent.display]
 
     def show(self, derived: Derived, samples: list[Sample], points: Points,
-             waits: dict[str, float]) -> None:
+             waits: Callable[[], dict[str, float]]) -> None:
+        """``waits`` is asked only when its chart fits: it reads every pending job."""
         width, height = self.size.width, self.size.height
         rows = derived.teams
         top = usage_top(points, [r.guarantee for r in rows] + [r.max for r in rows])
@@ -207,7 +230,7 @@ class ChartPanel(Vertical):
             "usage": lambda p: draw_usage_all(p, rows, points, top, unit),
             "queue": lambda p: draw_queue(p, samples),
             "util": lambda p: draw_utilization(p, samples, unit),
-            "wait": lambda p: draw_waits(p, rows, waits),
+            "wait": lambda p: draw_waits(p, rows, waits()),
         }
         for key, draw in draws.items():
             chart = self.query_one(f"#chart-{key}", Chart)
