@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import msgspec
 import pytest
 from rich.text import Text
 from tests_tui_helpers import loaded, screen_text
@@ -280,3 +281,20 @@ async def test_a_step_counted_replay_charts_at_its_steps() -> None:
         times = [s.at for s in app.chart_history.samples()]
         assert times == [float(i) for i in range(tl.position - 3, tl.position + 1)]
         assert all(tl.start_time <= t <= tl.end_time for t in times)
+
+
+async def test_a_long_team_list_keeps_its_rows_before_the_charts() -> None:
+    """30 accounts at 80×24: the table takes every row, no half-drawn chart under it."""
+    base = snapshot()
+    teams = [msgspec.structs.replace(base.teams[0], name=f"acct{i:02d}") for i in range(30)]
+    app = QuotatopApp(FixedCollector(snapshot(teams=teams)), refresh=3600, clock=frozen_clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.pause(0.2)
+        assert not app.query_one(ChartPanel).display
+        assert app.query_one("#teams", DataTable).region.height >= 12
+    async with QuotatopApp(FixedCollector(snapshot(teams=teams)), refresh=3600,
+                           clock=frozen_clock).run_test(size=(200, 50)) as pilot:
+        await loaded(pilot)
+        await pilot.pause(0.2)
+        assert pilot.app.query_one(ChartPanel).display  # 50 rows: room for both

@@ -16,7 +16,7 @@ from tui.table_fit import Columns, Rows, fill_table, fit_layout
 from tui.theme_colors import team_style
 from tui.views.base import View, ViewData, no_guarantee
 from tui.views.incidents import incident_line
-from tui.widgets.charts import ChartPanel
+from tui.widgets.charts import MIN_H, ChartPanel
 from tui.widgets.sortable_table import SortableTable
 
 COLUMNS = (("team", "team"), ("guarantee", "guarantee"), ("max", "max"), ("used", "used"),
@@ -216,9 +216,16 @@ class OverviewView(View):
                 style="dim",
             )
         self.query_one("#freshness", Static).update(fresh)
+        panel = self.query_one(ChartPanel)
+        # The table first: charts only in the rows it leaves, and none squeezed below
+        # what can be read (a long account tree keeps every row it can).
+        below = self.query_one("#below").outer_size.height or 5
+        panel.display = self.size.height - 1 - below - (len(rows) + 1) >= MIN_H
+        if not panel.display:
+            return
         samples = data.charts.samples()
         points = team_points(samples, snap.utilization, [r.name for r in d.teams])
-        self.query_one(ChartPanel).show(d, samples, points, lambda: self._waits(data))
+        panel.show(d, samples, points, lambda: self._waits(data))
 
     def _waits(self, data: ViewData) -> dict[str, float]:
         """Per team predicted waits, once per snapshot and predictions (100k pending
