@@ -96,3 +96,20 @@ def test_forget_closed_keeps_the_open_ones() -> None:
         assert [(i.kind, i.opened_at) for i in monitor.open_incidents()] == before
         assert _closed_kept(monitor) == 0
     assert any(kind == "queue_storm" for kind, _ in opened)
+
+
+def test_the_charts_keep_a_bounded_history() -> None:
+    """The TUI adds one chart sample per frame for ever (a looping demo): at most
+    chart_data.KEEP are kept, a frame shown again replacing its own."""
+    from tui.chart_data import KEEP, ChartHistory, sample_of
+    from tui.derive import derive
+
+    source = ScenarioSource(_v2("queue_storm.toml"), loop=True)
+    history = ChartHistory(keep=2 * source.total_steps)
+    derived = derive(source.collect())
+    for i in range(5 * source.total_steps):  # five passes; times grow by the period
+        history.add(sample_of(derived, float(i)))
+    assert len(history) == 2 * source.total_steps
+    history.add(sample_of(derived, float(5 * source.total_steps - 1)))  # shown again
+    assert len(history) == 2 * source.total_steps
+    assert KEEP <= 1000  # ~300 bytes a sample: the default stays well under a megabyte

@@ -31,7 +31,9 @@ async def test_demo_plays_and_q_quits() -> None:
         assert cap_used_queued("alpha") == ["24", "24", "0"]
         assert cap_used_queued("beta") == ["16", "4", "0"]
         assert cap_used_queued("gamma") == ["16", "12", "0"]
-        assert str(table.get_cell("alpha", "guarantee")) == "no guarantee (demo)"
+        # At 80 columns (run_test's size) "no guarantee (demo)" is said shortly, so the
+        # queued demand and the trend keep their columns (tui/views/overview.py).
+        assert str(table.get_cell("alpha", "guarantee")) == "— (demo)"
         await pilot.press("q")
     assert app.return_code == 0 or app.return_code is None
 

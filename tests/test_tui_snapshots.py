@@ -76,3 +76,4 @@ def test_quota_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
         await pilot.pause(0.1)
 
     assert snap_compare(fixture_app(), terminal_size=(80, 24), run_before=ready)
+

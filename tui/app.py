@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -26,6 +26,7 @@ from collectors.footprint import Footprint
 from collectors.model import Snapshot
 from collectors.scenario_source import ScenarioSource
 from quotatop.heap import give_back_free_heap
+from tui.chart_data import ChartHistory, sample_of
 from tui.derive import Derived, derive
 from tui.format import duration
 from tui.habits import HABIT_BINDINGS, HabitsMixin
@@ -52,6 +53,7 @@ from tui.widgets.node_grid import NodeGrid
 from tui.widgets.pending_list import PendingList
 
 HISTORY = 60  # refreshes of per-team usage kept for the sparklines
+TABS_FULL = 90  # columns the tab bar needs with Textual's own padding
 
 
 class QuotatopApp(HabitsMixin, App[None]):
@@ -65,6 +67,9 @@ class QuotatopApp(HabitsMixin, App[None]):
     TabbedContent { height: 1fr; }
     TabPane { padding: 0; }
     DataTable { scrollbar-size-horizontal: 0; }
+    /* Below TABS_FULL columns the eight tabs lose a cell of padding each, so
+       "8 Incidents" still shows at 80 instead of scrolling out of the bar. */
+    .-narrow-tabs Tab { padding: 0 0 0 1; }
     """
     BINDINGS = [
         *(Binding(str(i), f"show_view('{vid}')", title, show=False)
@@ -100,6 +105,7 @@ class QuotatopApp(HabitsMixin, App[None]):
         self.failure: str | None = None
         self.last_ok: float | None = None
         self.history: dict[str, deque[float]] = {}
+        self.chart_history = ChartHistory()  # what the charts plot, one small sample a frame
         self._collecting = False
         self._again = False
         self._predicting = False
@@ -142,6 +148,11 @@ class QuotatopApp(HabitsMixin, App[None]):
         self._paint_header()  # "connecting to …" at once, before any data
         self.set_interval(self.refresh_seconds, self.poll)
         self.set_interval(1.0, self._tick)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < TABS_FULL, "-narrow-tabs")
+        with contextlib.suppress(NoMatches, AttributeError):  # before on_mount: no header yet
+            self._paint_header()
 
     def _tick(self) -> None:
         with contextlib.suppress(NoMatches):
@@ -311,12 +322,13 @@ class QuotatopApp(HabitsMixin, App[None]):
         # In a replay or a played scenario "now" is the frame's own time, so ages and
         # waits read as they did then, not as seen from today's wall clock.
         now = snap.taken_at if self.timeline is not None and snap.taken_at else self.clock()
+        self.chart_history.add(sample_of(derived, self._frame_time(snap, now)))
         # Freeing a 100k-job snapshot takes 30-50 ms: after the paint, not in it.
         self._retired = self.data
         self.call_after_refresh(self._drop_retired)
         self.data = ViewData(snap=snap, derived=derived, predictions=preds, now=now,
                              history=hist, incidents=self.incident_state,
-                             footprint=self.footprint)
+                             footprint=self.footprint, charts=self.chart_history)
         self._dirty = set(VIEW_IDS)
         self._paint_active()
         self._paint_header()
@@ -325,6 +337,17 @@ class QuotatopApp(HabitsMixin, App[None]):
             if vid != active:  # hidden: let go of the old snapshot's jobs until shown
                 with contextlib.suppress(NoMatches):
                     self.view(vid).release()
+
+    def _frame_time(self, snap: Snapshot, now: float) -> float:
+        """Where a frame sits on the charts' time axis: its own time, or for a replay
+        whose frames are counted in steps (the fifo seed stamps them with the wall
+        clock), the step the timeline is at."""
+        tl = self.timeline
+        if tl is None:
+            return snap.taken_at or now
+        if tl.start_time <= snap.taken_at <= tl.end_time:
+            return snap.taken_at
+        return tl.time_at(tl.position)
 
     def _drop_retired(self) -> None:
         self._retired = None
@@ -352,6 +375,21 @@ class QuotatopApp(HabitsMixin, App[None]):
     def _paint_header(self) -> None:
         snap = self.snapshot
         now = self.clock()
+        room = self.size.width - 2  # the header's padding
+        # The first that fits: a narrow terminal gives up the slow-round note, the
+        # word "refreshed", the source, then the cluster; the refresh age and its
+        # cadence ("every 2s") stay, they say whether the screen is live.
+        waiting = self._in_flight()
+        for drop in range(5):
+            t = self._header_text(snap, now, waiting, drop)
+            if t.cell_len <= room:
+                break
+        self.main.query_one("#header", Static).update(t)
+        self._paint_banner(snap, now)
+
+    def _header_text(self, snap: Snapshot | None, now: float,
+                     waiting: list[tuple[str, float]], drop: int) -> Text:
+        """The header line, leaving out the ``drop`` least needed of its parts."""
         t = Text()
         t.append("quotatop", style="bold")
         tl = self.timeline
@@ -369,20 +407,24 @@ class QuotatopApp(HabitsMixin, App[None]):
         if n_open:
             t.append(" │ ")
             t.append(f"▲ {n_open} incident{'s' if n_open > 1 else ''}", style="bold yellow")
-        waiting = self._in_flight()
         if snap is not None:
-            t.append(f" │ {snap.cluster or 'cluster'} │ {snap.source or self.collector.name}")
+            if drop < 4:
+                t.append(f" │ {snap.cluster or 'cluster'}")
+            if drop < 3:
+                t.append(f" │ {snap.source or self.collector.name}")
             age = duration(now - self.last_ok) if self.last_ok is not None else "—"
-            t.append(f" │ refreshed {age} ago")
+            t.append(f" │ refreshed {age} ago" if drop < 2 else f" │ {age} ago")
             t.append(f" │ every {self.refresh_seconds:g}s", style="dim")
-            if waiting and waiting[0][1] >= 2:  # a slow round: say what it waits for
+            if waiting and waiting[0][1] >= 2 and drop < 1:  # a slow round: what it waits for
                 t.append(f" │ waiting for {_names(waiting)}", style="dim")
         elif not self.failure:
             # Nothing to show yet: say what is being asked, not a blank screen.
             t.append(f" │ connecting to {self.collector.name}", style="bold")
             if waiting:
                 t.append(f": {_names(waiting)}")
-        self.main.query_one("#header", Static).update(t)
+        return t
+
+    def _paint_banner(self, snap: Snapshot | None, now: float) -> None:
         banner = self.main.query_one("#banner", Static)
         reason = None
         if self.failure:

@@ -70,6 +70,16 @@ def sparkline(values: Sequence[float], width: int, top: float | None = None) -> 
     return out.rjust(width)
 
 
+def clock_label(t: float, span: float) -> str:
+    """A short time for an axis or a list: the clock within two days, the date
+    beyond; a scenario's step numbers (not epochs) as they are."""
+    if span < 86400 * 2 and t > 1e8:
+        return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%H:%M:%S")
+    if t > 1e8:
+        return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%m-%d %H:%M")
+    return f"{t:g}"
+
+
 def clock_time(ts: float) -> str:
     """An absolute time in UTC, as replays and the timeline show it."""
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -8,6 +8,7 @@ from textual.containers import Vertical
 
 from collectors.footprint import Footprint
 from collectors.model import Snapshot, Team
+from tui.chart_data import ChartHistory
 from tui.derive import Derived
 from tui.live_incidents import IncidentState
 from tui.predictions import Predictions
@@ -26,6 +27,7 @@ class ViewData:
     history: dict[str, list[float]] = field(default_factory=dict)
     incidents: IncidentState = field(default_factory=IncidentState)
     footprint: Footprint | None = None  # quotatop's own, when the app measures it
+    charts: ChartHistory = field(default_factory=ChartHistory)  # the app's, shared, bounded
 
 
 def source_label(team: Team | None, snap: Snapshot) -> str:

@@ -11,12 +11,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
+from tui.chart_data import team_points, team_waits
 from tui.derive import ClusterMeter, TeamRow, visible_rows
 from tui.format import DASH, clock_time, duration, num, pct, sparkline
 from tui.table_fit import Columns, Rows, fill_table, fit_layout
 from tui.theme_colors import team_style
 from tui.views.base import View, ViewData, no_guarantee
 from tui.views.incidents import incident_line
+from tui.widgets.charts import MIN_H, ChartPanel
 from tui.widgets.sortable_table import SortableTable
 
 COLUMNS = (("team", "team"), ("guarantee", "guarantee"), ("max", "max"), ("used", "used"),
@@ -25,9 +27,12 @@ COLUMNS = (("team", "team"), ("guarantee", "guarantee"), ("max", "max"), ("used"
 TREND_WIDTH = 10
 NARROW_TREND = 6
 # What a narrow terminal gives up first, in order: merge the job counts, a
-# shorter sparkline, the lent-to names (the borrower's row names the lender
-# too), then the sparkline, then queued demand. Team, quota, used and util stay.
-SHRINK_STEPS = ("merge_jobs", "short_trend", "lent_names", "no_trend", "no_queued")
+# shorter sparkline, "no guarantee (Slurm)" said shortly, queued demand (the
+# Queue screen has it), the lent-to names (the borrower's row names the lender
+# too), then the sparkline. Team, quota, used and util stay. At 80 columns the
+# lent-to names and the trend still fit.
+SHRINK_STEPS = ("merge_jobs", "short_trend", "short_none", "no_queued", "lent_names",
+                "no_trend")
 
 def meter_text(m: ClusterMeter, unit: str, width: int = 40) -> Text:
     """`GPU [███████▒▒░░░░] used 40 · free 16 · stranded 8 of 64`."""
@@ -107,10 +112,17 @@ def team_cells(data: ViewData, steps: frozenset[str]) -> tuple[list[tuple[str, s
             continue
         cols.append((key, label))
     trend_w = NARROW_TREND if "short_trend" in steps else TREND_WIDTH
+    # One scale for every row: a team at 0 draws at the floor, not as its own peak.
+    top = trend_top(data.history, [r.name for r in d.teams], trend_w)
+    if "short_trend" not in steps:  # the scale, where the title has room for it
+        cols = [(k, f"trend ≤{num(top)}") if k == "trend" else (k, t) for k, t in cols]
     rows = []
     for r in d.teams:
         if r.guarantee is None:
-            guarantee = Text(no_guarantee(teams.get(r.name), snap), style="italic dim")
+            text = no_guarantee(teams.get(r.name), snap)
+            if "short_none" in steps:  # "no guarantee (Slurm)" → "— (Slurm)"
+                text = DASH + text.removeprefix("no guarantee")
+            guarantee = Text(text, style="italic dim")
         else:
             guarantee = Text(num(r.guarantee))
         borrowed = num(r.borrowed) if r.borrowed else ("0" if r.guarantee is not None else DASH)
@@ -127,11 +139,16 @@ def team_cells(data: ViewData, steps: frozenset[str]) -> tuple[list[tuple[str, s
             "running": Text(str(r.running)), "pending": Text(str(r.pending)),
             "jobs": Text(f"{r.running}/{r.pending}"), "queued": Text(num(r.queued)),
             "util": Text(pct(util), style="red" if util is not None and util > 1.0 else ""),
-            "trend": Text(sparkline(data.history.get(r.name, []), trend_w,
-                                    top=r.max or r.quota), style=team_style(r.name)),
+            "trend": Text(sparkline(data.history.get(r.name, []), trend_w, top=top),
+                          style=team_style(r.name)),
         }
         rows.append([cells[k] for k, _ in cols])
     return cols, rows
+
+
+def trend_top(history: dict[str, list[float]], names: list[str], width: int) -> float:
+    """The highest value any shown row's sparkline draws (at least 1)."""
+    return max([1.0, *(v for n in names for v in history.get(n, [])[-width:])])
 
 
 def fit_team_table(data: ViewData, width: int) -> tuple[Columns, Rows]:
@@ -150,6 +167,9 @@ class OverviewView(View):
         border-top: solid $panel-lighten-2; }
     """
 
+    _waits_for: tuple[int, int, float] | None = None
+    _waits_cache: dict[str, float] = {}  # replaced whole, never mutated
+
     # enter toggles too (the table's own enter selects the row: on_data_table_row_selected);
     # the footer names - and +, which the table leaves free.
     BINDINGS = [Binding("minus", "fold(True)", "Fold", key_display="-"),
@@ -165,6 +185,7 @@ class OverviewView(View):
         with Horizontal(id="below"):
             yield Static(id="incidents")
             yield Static(id="freshness")
+        yield ChartPanel(id="charts")  # fills the height the table leaves
 
     def on_resize(self) -> None:
         self.repaint()
@@ -200,11 +221,14 @@ class OverviewView(View):
 
     def show_data(self, data: ViewData) -> None:
         snap, d = data.snap, data.derived
-        self.query_one("#meter", Static).update(meter_text(d.meter, d.unit))
+        width = max(40, (self.size.width or 80) - 1)
+        # The bar takes what its numbers leave: wider terminals draw a finer meter.
+        bar = max(10, width - 2 - meter_text(d.meter, d.unit, 0).cell_len)
+        self.query_one("#meter", Static).update(meter_text(d.meter, d.unit, bar))
         shown = visible_rows(d.teams, self.folded)
         self.refresh_bindings()
         data = replace(data, derived=replace(d, teams=shown))
-        cols, rows = fit_team_table(data, max(40, (self.size.width or 80) - 1))
+        cols, rows = fit_team_table(data, width)
         fill_table(self.query_one("#teams", DataTable), cols, rows, [r.name for r in shown])
         inc = Text("Open incidents\n", style="bold")
         live = data.incidents.open
@@ -245,3 +269,22 @@ class OverviewView(View):
                 style="dim",
             )
         self.query_one("#freshness", Static).update(fresh)
+        panel = self.query_one(ChartPanel)
+        # The table first: charts only in the rows it leaves, and none squeezed below
+        # what can be read (a long account tree keeps every row it can).
+        below = self.query_one("#below").outer_size.height or 5
+        panel.display = self.size.height - 1 - below - (len(rows) + 1) >= MIN_H
+        if not panel.display:
+            return
+        samples = data.charts.samples()
+        points = team_points(samples, snap.utilization, [r.name for r in d.teams])
+        panel.show(d, samples, points, lambda: self._waits(data))
+
+    def _waits(self, data: ViewData) -> dict[str, float]:
+        """Per team predicted waits, once per snapshot and predictions (100k pending
+        jobs: ~80 ms), not again on a resize or an incident's repaint."""
+        key = (id(data.snap), id(data.predictions), data.now)
+        if self._waits_for != key:
+            self._waits_for, self._waits_cache = key, team_waits(data.snap, data.predictions,
+                                                                 data.now)
+        return self._waits_cache

@@ -3,27 +3,22 @@ seek and speed ×1…×1000, driving a ``TimelineControl``."""
 
 from __future__ import annotations
 
-import time
-
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.widgets import Static
 
+from tui.format import clock_label
 from tui.live_incidents import IncidentState
 from tui.timeline_protocol import SPEEDS, IncidentMark, TimelineControl
 from tui.views.base import View, ViewData
+from tui.widgets.charts import TimelineCharts
 
-HELP = ("space play/pause   , . step   < > seek 5%   home/end   + - speed   "
-        "click the bar to seek")
+# One line at 80 columns.
+HELP = "space play/pause  , . step  < > seek 5%  home/end  + - speed  click bar: seek"
 
 
-def _clock(t: float, span: float) -> str:
-    if span < 86400 * 2 and t > 1e8:
-        return time.strftime("%H:%M:%S", time.gmtime(t))
-    if t > 1e8:
-        return time.strftime("%m-%d %H:%M", time.gmtime(t))
-    return f"{t:g}"
+_clock = clock_label  # one time format for the bar, the list and the charts
 
 
 def position_bar(tl: TimelineControl, width: int,
@@ -53,7 +48,7 @@ class TimelineView(View):
     TimelineView #tl-state { height: auto; padding: 1 1 0 1; }
     TimelineView #tl-bar { height: 1; padding: 0 1; }
     TimelineView #tl-help { height: 1; padding: 0 1; color: $text-muted; }
-    TimelineView #tl-incidents { height: 1fr; padding: 1 1; }
+    TimelineView #tl-incidents { height: auto; max-height: 12; padding: 1 1; }
     """
     BINDINGS = [
         ("comma", "step(-1)", "Step back"), ("full_stop", "step(1)", "Step"),
@@ -85,6 +80,7 @@ class TimelineView(View):
         yield Static(id="tl-state")
         yield Static(id="tl-bar")
         yield Static(HELP, id="tl-help")
+        yield TimelineCharts(id="tl-charts")  # usage and queue under the incident marks
         yield Static(id="tl-incidents")
 
     def on_mount(self) -> None:
@@ -119,6 +115,7 @@ class TimelineView(View):
                            else "yellow")
                 inc.append(f"{m.title}\n")
             self.query_one("#tl-incidents", Static).update(inc)
+            self._paint_charts(marks, None, None)
             return
         span = tl.end_time - tl.start_time
         t = Text()
@@ -141,6 +138,14 @@ class TimelineView(View):
                        else "yellow")
             inc.append(f"{m.title}\n")
         self.query_one("#tl-incidents", Static).update(inc)
+        self._paint_charts(marks, (tl.start_time, tl.end_time), tl.time_at(tl.position))
+
+    def _paint_charts(self, marks: list[IncidentMark], span: tuple[float, float] | None,
+                      now: float | None) -> None:
+        data: ViewData | None = getattr(self.app, "data", None)
+        if data is not None:
+            samples = data.charts.samples(*(span or (None, None)))
+            self.query_one(TimelineCharts).show(data.derived, samples, marks, span, now)
 
     # actions ---------------------------------------------------------------
     def action_step(self, n: int) -> None:

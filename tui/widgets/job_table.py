@@ -104,10 +104,25 @@ COLUMN_KEYS = tuple(c.key for c in COLUMNS)
 # The reason takes what the other columns leave, up to its full width.
 NARROW_DROP = ("where", "nodes_req")
 REASON_MIN = 30
+# Columns that widen to their longest text (up to these) when the reason has its
+# REASON_MIN: on a wide terminal a team or user name is not cut with room to spare.
+GROWS = {"id": 16, "user": 16, "team": 24}
+SAMPLED = 2000  # jobs read for those widths: 100k jobs must not cost a pass each refresh
 
 
-def fit_columns(width: int) -> tuple[Column, ...]:
-    """The columns of a table ``width`` cells wide (each column plus one space)."""
+def content_widths(jobs: list[Job]) -> dict[str, int]:
+    """The longest id, user and team among ``jobs`` (an even sample of them)."""
+    step = max(1, len(jobs) // SAMPLED)
+    sample = jobs[::step]
+    return {"id": max((len(j.id) for j in sample), default=0),
+            "user": max((len(j.user) for j in sample), default=0),
+            "team": max((len(j.team) for j in sample), default=0)}
+
+
+def fit_columns(width: int, wants: dict[str, int] | None = None) -> tuple[Column, ...]:
+    """The columns of a table ``width`` cells wide (each column plus one space).
+    The pending reason takes what the others leave, with no cap: free text is
+    worth every cell a wide terminal has."""
     cols = list(COLUMNS)
     for key in (None, *NARROW_DROP):
         if key is not None:
@@ -115,9 +130,16 @@ def fit_columns(width: int) -> tuple[Column, ...]:
         room = width - sum(c.width + 1 for c in cols if c.key != "reason") - 1
         if room >= REASON_MIN:
             break
-    full = next(c for c in COLUMNS if c.key == "reason").width
-    reason = min(full, max(room, len("PENDING REASON")))
-    return tuple(replace(c, width=reason) if c.key == "reason" else c for c in cols)
+    grown = {}
+    for key, cap in GROWS.items():  # only from what the reason can spare
+        base = next(c.width for c in COLUMNS if c.key == key)
+        extra = min(max(0, min((wants or {}).get(key, 0), cap) - base),
+                    max(0, room - REASON_MIN))
+        grown[key] = base + extra
+        room -= extra
+    reason = max(room, len("PENDING REASON"))
+    return tuple(replace(c, width=reason) if c.key == "reason"
+                 else replace(c, width=grown[c.key]) if c.key in grown else c for c in cols)
 
 
 def _fit(text: str, width: int, right: bool) -> str:
@@ -169,12 +191,18 @@ class JobTable(CursorList):
         self.columns: tuple[Column, ...] = COLUMNS
         self._released_at: str | None = None
         self._width = sum(c.width + 1 for c in COLUMNS)
+        self._wants: dict[str, int] = {}
 
     def on_resize(self) -> None:
+        self._relayout()
+
+    def _relayout(self) -> None:
         # Room for a vertical scrollbar is kept whether it shows or not: the
         # columns must not change when a filter shortens the list.
         width = self.size.width - self.styles.scrollbar_size_vertical
-        columns = fit_columns(width)
+        if width <= 0:
+            return
+        columns = fit_columns(width, self._wants)
         if columns != self.columns:
             self.columns = columns
             self._width = sum(c.width + 1 for c in columns)
@@ -186,6 +214,10 @@ class JobTable(CursorList):
         keep = self.current_job()
         self.jobs = jobs
         self.context = context
+        wants = content_widths(jobs)
+        if wants != self._wants:
+            self._wants = wants
+            self._relayout()
         self._reorder(keep.id if keep else self._released_at)
         self._released_at = None
 
