@@ -238,7 +238,7 @@ async def test_timeline_without_replay_says_so() -> None:
 
 
 async def test_help_lists_every_key_and_closes() -> None:
-    async with running(size=(100, 40)) as (app, pilot):
+    async with running(size=(100, 50)) as (app, pilot):
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
@@ -250,7 +250,8 @@ async def test_help_lists_every_key_and_closes() -> None:
         names = {"question_mark": "?", "slash": "/", "colon": ":", "pageup": "pgup",
                  "pagedown": "pgdn", "up": "↑", "down": "↓", "left": "←", "right": "→",
                  "escape": "esc", "comma": ",", "full_stop": ".", "less_than_sign": "<",
-                 "greater_than_sign": ">", "plus": "+", "equals_sign": "+", "minus": "-"}
+                 "greater_than_sign": ">", "plus": "+", "equals_sign": "+", "minus": "-",
+                 "left_square_bracket": "[", "right_square_bracket": "]"}
         bindings = [*app.BINDINGS, *JobTable.BINDINGS, *QueueView.BINDINGS,
                     *(Binding(*b) if isinstance(b, tuple) else b
                       for b in TimelineView.BINDINGS)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests_tui_helpers import loaded, screen_text
+from textual.widgets import TabbedContent
 
 from collectors.scenario_source import ScenarioSource
 from conftest import DEMO
@@ -59,6 +60,48 @@ async def test_timeline_keys_step_seek_speed_pause() -> None:
         await pilot.press("space")
         await pilot.pause(0.1)
         assert not tl.paused
+
+
+async def test_replay_keys_work_on_every_screen() -> None:
+    # Issue #18: pause, step, seek and speed during a replay without going to the Timeline.
+    source = ScenarioSource(load_scenario(DEMO / "seed_fifo.toml"), loop=False)
+    app = QuotatopApp(source, refresh=0.05)
+    tl = app.timeline
+    assert tl is not None
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(pilot)
+        await pilot.press("space", "5")  # pause, then the Queue
+        await pilot.pause(0.1)
+        assert tl.paused and app.query_one(TabbedContent).active == "queue"
+        tl.seek(tl.start_time)  # a known place to step from (the demo played on)
+        await pilot.press("full_stop", "full_stop", "comma")
+        await pilot.pause(0.1)
+        assert tl.position == 1
+        await pilot.press(*["greater_than_sign"] * 4)  # 20 % of ten frames' span
+        await pilot.pause(0.1)
+        assert tl.position > 1
+        await pilot.press(*["less_than_sign"] * 8)
+        await pilot.pause(0.1)
+        assert tl.position == 0
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        assert tl.speed == 5
+        await pilot.press("left_square_bracket")
+        assert tl.speed == 2
+        assert app.query_one(TabbedContent).active == "queue"  # still where the user was
+        await pilot.press("space")
+        await pilot.pause(0.1)
+        assert not tl.paused
+
+
+async def test_replay_keys_on_a_live_source_say_there_is_no_replay() -> None:
+    from tui_fixtures import FixedCollector, frozen_clock
+
+    app = QuotatopApp(FixedCollector(), refresh=60, clock=frozen_clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await loaded(pilot)
+        await pilot.press("full_stop")
+        await pilot.pause(0.1)
+        assert any("no replay" in str(n.message) for n in app._notifications)
 
 
 async def test_timeline_drives_a_real_recording(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -84,6 +84,14 @@ class QuotatopApp(HabitsMixin, App[None]):
         Binding("R", "toggle_record", "Record"),
         Binding("t", "next_theme", "Theme", show=False),
         Binding("q", "quit", "Quit"),
+        # Replay keys work on every screen (the Timeline adds home/end and + -, which
+        # other screens use for their own rows and folds).
+        Binding("comma", "replay('step', -1)", "Step back", show=False),
+        Binding("full_stop", "replay('step', 1)", "Step", show=False),
+        Binding("less_than_sign", "replay('seek_frac', -0.05)", "Seek back", show=False),
+        Binding("greater_than_sign", "replay('seek_frac', 0.05)", "Seek fwd", show=False),
+        Binding("left_square_bracket", "replay('speed', -1)", "Slower", show=False),
+        Binding("right_square_bracket", "replay('speed', 1)", "Faster", show=False),
         *HABIT_BINDINGS,  # esc back, ←/→ screens, e/E export, ctrl+s screenshot
     ]
 
@@ -507,6 +515,16 @@ class QuotatopApp(HabitsMixin, App[None]):
         self._paint_header()
         if self.active_view == "timeline":
             self.main.query_one(TimelineView).paint()
+
+    def action_replay(self, what: str, arg: float) -> None:
+        """A replay key from any screen: the Timeline view steps, seeks or changes
+        speed, and repaints; a live source has no past to move in."""
+        if self.timeline is None:
+            self.notify("no replay to step in: a live source has no past (R records one)",
+                        severity="warning", timeout=3)
+            return
+        getattr(self.main.query_one(TimelineView), f"action_{what}")(arg)
+        self._paint_header()
 
     def action_refresh_now(self) -> None:
         self.refresh_now()

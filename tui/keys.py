@@ -27,8 +27,9 @@ KEYS: tuple[tuple[str, str, str], ...] = (
     ("Queue", "enter", "job detail (esc closes)"),
     ("Queue", "s / S", "sort by the next column / reverse"),
     ("Queue", "esc", "clear the filter"),
-    ("Timeline", ", .", "step one frame back / forward"),
-    ("Timeline", "< >", "seek 5% back / forward"),
+    ("replay", ", .", "step one frame back / forward (every screen)"),
+    ("replay", "< >", "seek 5% back / forward (every screen)"),
+    ("replay", "[ ]", "slower / faster: ×1 ×2 ×5 ×10 ×50 ×100 ×1000 (every screen)"),
     ("Timeline", "home end", "seek to start / end"),
-    ("Timeline", "+ -", "speed ×1 ×2 ×5 ×10 ×50 ×100 ×1000"),
+    ("Timeline", "+ -", "faster / slower, as ] ["),
 )

@@ -157,7 +157,12 @@ class TimelineView(View):
         tl = self.timeline
         if tl:
             span = tl.end_time - tl.start_time
+            before = tl.position
             tl.seek(tl.time_at(tl.position) + frac * span)
+            if tl.position == before and frac:
+                # Frames further apart than the seek: it landed on the same frame, and a
+                # held key would never move; a seek moves one frame at least.
+                tl.step(1 if frac > 0 else -1)
             self._changed()
 
     def action_seek_edge(self, end: int) -> None:
