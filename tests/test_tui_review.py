@@ -12,6 +12,8 @@ import pytest
 from textual.widgets import DataTable, Input, TextArea
 from textual_plotext import PlotextPlot
 
+from collectors.recording import Recorder
+from collectors.replay_source import ReplaySource
 from collectors.scenario_source import ScenarioSource
 from collectors.sources import DEFAULT_SCENARIO
 from quotatop.cli import main
@@ -157,3 +159,58 @@ async def test_report_of_a_live_source_not_recorded_says_how_to_get_one() -> Non
         await _until(pilot, lambda: screen.error is not None)
         assert screen.error == NO_HISTORY
         assert "press R to record" in screen_text(app)
+
+
+
+async def test_report_of_a_replay_reads_the_whole_recording_as_quotatop_report_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    src = ScenarioSource(load_scenario(DEFAULT_SCENARIO), loop=False)
+    rec = tmp_path / "demo.qtr"
+    with Recorder(rec, source="demo") as r:
+        for _ in range(src.total_steps):
+            r.append(src.collect())
+    assert main(["report", "--source", "replay", str(rec), "--format", "json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    # Paused on its first frame: the report still covers the whole recording.
+    app = QuotatopApp(ReplaySource(rec, paused=True), refresh=60.0, clock=frozen_clock)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await loaded(pilot)
+        await pilot.press("m")
+        screen = app.screen
+        assert isinstance(screen, ReportScreen)
+        await _until(pilot, lambda: screen.report is not None or screen.error is not None,
+                     tries=600)
+        assert screen.error is None and screen.report is not None
+        rep = screen.report
+        assert (rep.since, rep.until) == (cli["since"], cli["until"])
+        assert {r.team: r.gpu_hours for r in rep.teams} == pytest.approx(
+            {t["team"]: t["gpu_hours"] for t in cli["teams"]})
+        assert {r.team: r.preemptions for r in rep.teams} == \
+            {t["team"]: t["preemptions"] for t in cli["teams"]}
+
+
+async def test_a_live_session_recorded_with_R_reports_the_frames_recorded(
+        tmp_path: Path) -> None:
+    first = snapshot()
+    later = snapshot(taken_at=first.taken_at + 600.0)
+    app = QuotatopApp(FixedCollector(first, later), refresh=60.0, clock=frozen_clock,
+                      record_dir=tmp_path)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await loaded(pilot)
+        await pilot.press("R")
+        await _until(pilot, lambda: app.recording.active and app.recording.frames == 1)
+        await pilot.press("r")  # the next frame, 10 minutes later, recorded too
+        await _until(pilot, lambda: app.recording.frames == 2)
+        await pilot.press("m")
+        screen = app.screen
+        assert isinstance(screen, ReportScreen)
+        await _until(pilot, lambda: screen.report is not None or screen.error is not None)
+        assert screen.error is None and screen.report is not None
+        rep = screen.report
+        assert (rep.since, rep.until) == (first.taken_at, later.taken_at)
+        # Every running job's GPUs for the 10 minutes both frames show them running.
+        running = sum(j.request.get("gpu", 0.0) for j in first.jobs if j.state == "running")
+        assert running > 0
+        assert rep.total.gpu_hours == pytest.approx(running * 600.0 / 3600.0)

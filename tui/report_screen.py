@@ -125,12 +125,16 @@ class ReportScreen(ModalScreen[None]):
 
     def _failed(self, message: str) -> None:
         self.error = message
+        if not self.is_attached:  # closed while the report was computed
+            return
         status = self.query_one("#report-status", Static)
         status.update(message)
         status.add_class("error")
 
     def _show(self, rep: Report) -> None:
         self.report = rep
+        if not self.is_attached:
+            return
         start = dt.datetime.fromtimestamp(rep.since, dt.UTC).strftime("%Y-%m-%d %H:%M")
         end = dt.datetime.fromtimestamp(rep.until, dt.UTC).strftime("%Y-%m-%d %H:%M")
         where = f"{rep.source} {rep.cluster}".strip()

@@ -191,10 +191,13 @@ class WhatifScreen(ModalScreen[None]):
 
     def _failed(self, message: str) -> None:
         self.error = message
-        self._status(message, error=True)
+        if self.is_attached:  # closed while the core computed: nothing to paint
+            self._status(message, error=True)
 
     def _show(self, out: WhatifOutput) -> None:
         self.result, self.error = out, None
+        if not self.is_attached:
+            return
         table = self.query_one("#whatif-teams", DataTable)
         table.clear()
         for row in team_rows(out):
