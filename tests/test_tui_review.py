@@ -214,3 +214,21 @@ async def test_a_live_session_recorded_with_R_reports_the_frames_recorded(
         running = sum(j.request.get("gpu", 0.0) for j in first.jobs if j.state == "running")
         assert running > 0
         assert rep.total.gpu_hours == pytest.approx(running * 600.0 / 3600.0)
+
+
+def test_the_tui_takes_the_configs_prices_and_refuses_a_bad_one(tmp_path: Path) -> None:
+    import argparse
+
+    from quotatop.errors import UserError
+    from quotatop.tui_launch import resolve
+
+    def launch(text: str):  # type: ignore[no-untyped-def]
+        cfg = tmp_path / "config.toml"
+        cfg.write_text(text)
+        return resolve(argparse.Namespace(source=None, refresh=None, config=str(cfg),
+                                          scenario=None))
+
+    prices = launch('[prices]\ncurrency = "EUR"\ngpu_hour = 2.5\n').prices
+    assert prices is not None and (prices.currency, prices.gpu_hour) == ("EUR", 2.5)
+    with pytest.raises(UserError, match=r"prices\.gpu_hour"):
+        launch('[prices]\ngpu_hour = -1\n')
