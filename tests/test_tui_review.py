@@ -6,6 +6,8 @@ are ``quotatop report``'s for the same source, with its charts."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,12 +21,17 @@ from collectors.sources import DEFAULT_SCENARIO
 from quotatop.cli import main
 from quotatop.review.whatif import parse_set, whatif
 from quotatop.scenario import load_scenario
+from tests.harness import fixtures as _slurm_fixtures
 from tests.tests_tui_helpers import loaded, screen_text
 from tests.tui_fixtures import FixedCollector, frozen_clock, snapshot
 from tui.app import QuotatopApp
 from tui.report_frames import NO_HISTORY
 from tui.report_screen import ReportScreen, team_cells
 from tui.whatif_dialog import WhatifScreen, team_rows
+
+slurm_cluster = _slurm_fixtures.slurm_cluster
+slurm_workload = _slurm_fixtures.slurm_workload
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _cells(table: DataTable) -> list[list[str]]:
@@ -232,3 +239,43 @@ def test_the_tui_takes_the_configs_prices_and_refuses_a_bad_one(tmp_path: Path) 
     assert prices is not None and (prices.currency, prices.gpu_hour) == ("EUR", 2.5)
     with pytest.raises(UserError, match=r"prices\.gpu_hour"):
         launch('[prices]\ngpu_hour = -1\n')
+
+
+def _cli_report(env: dict[str, str]) -> dict[str, float]:
+    proc = subprocess.run([sys.executable, "-m", "quotatop", "report", "--source", "slurm",
+                           "--since", "30d", "--format", "json"], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return {t["team"]: t["gpu_hours"] for t in json.loads(proc.stdout)["teams"]}
+
+
+@pytest.mark.timeout(600)
+async def test_report_of_a_live_slurm_is_sacct_as_quotatop_report_reads_it(
+        slurm_cluster: _slurm_fixtures.SlurmCluster,
+        slurm_workload: _slurm_fixtures.Workload) -> None:
+    from collectors.slurm.collector import SlurmCollector
+    from collectors.slurm.runner import Runner
+
+    env = dict(slurm_cluster.env)
+    before = _cli_report(env)
+    collector = SlurmCollector(Runner(env=env, timeout=30), refresh=0, slow_every=0)
+    app = QuotatopApp(collector, refresh=60.0)
+    try:
+        async with app.run_test(size=(160, 50)) as pilot:
+            await loaded(pilot, tries=1500)
+            await pilot.press("m")
+            screen = app.screen
+            assert isinstance(screen, ReportScreen)
+            await _until(pilot, lambda: screen.report is not None or screen.error is not None,
+                         tries=1200)
+            assert screen.error is None and screen.report is not None
+            rep = screen.report
+    finally:
+        collector.close()
+    after = _cli_report(env)
+    assert rep.source == "slurm" and rep.hours == pytest.approx(30 * 24)
+    got = {r.team: r.gpu_hours for r in rep.teams}
+    assert any(v > 0 for v in got.values())
+    # Running jobs accrue GPU-hours between the three reads: the screen's lie between.
+    for team in set(before) | set(after) | set(got):
+        assert before.get(team, 0.0) - 1e-6 <= got.get(team, 0.0) <= after.get(team, 0.0) + 1e-6

@@ -509,10 +509,11 @@ class QuotatopApp(HabitsMixin, App[None]):
                                       self.data.derived.unit))
 
     def action_report(self) -> None:
-        """m: the period's report with charts, from the frames the session can read again
-        (tui/report_screen.py)."""
+        """m: the period's report with charts, from the job runs the session can get: the
+        scenario's or recording's frames, a live Slurm's sacct (tui/report_screen.py)."""
         if not isinstance(self.screen, ReportScreen):
-            self.push_screen(ReportScreen(self.collector, self.recording.path, self.prices))
+            self.push_screen(ReportScreen(self.collector, self.recording.path, self.prices,
+                                          self.snapshot))
 
     def action_next_theme(self) -> None:
         names = sorted(self.available_themes)

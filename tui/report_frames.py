@@ -1,11 +1,13 @@
-"""The data behind the Report screen (key ``m``): the frames this session can read again —
-the demo scenario once through, the recording a replay plays, or the recording this
-session is making (``R``) — turned into the period's job runs and the report of
-quotatop/review/report.py, the same numbers ``quotatop report`` prints for that source.
+"""The data behind the Report screen (key ``m``): the period's job runs the session can
+get — the demo scenario once through, the recording a replay plays, a live Slurm's own
+accounting (``sacct``, asked of the collector), or the recording this session is making
+(``R``) — and the report of quotatop/review/report.py over them, the same numbers
+``quotatop report`` prints for that source.
 
-No Textual and no subprocess: the screen calls ``session_report`` in a thread worker.
-A scenario is played by a source of its own and a recording read through a connection
-of its own, so the collector the app polls is never touched from this thread.
+No Textual and no subprocess here: the screen calls ``session_report`` in a thread
+worker. A scenario is played by a source of its own and a recording read through a
+connection of its own; Slurm's sacct runs in the collector (``accounting``, on a runner
+of its own, under its allowlist), so the polling round is never touched from this thread.
 """
 
 from __future__ import annotations
@@ -20,9 +22,8 @@ from quotatop.review.history import History
 from quotatop.review.report import Prices, Report, build_report
 
 PERIOD = 30 * 86400.0  # as `quotatop report`'s default --since 30d
-NO_HISTORY = ("a live source keeps no job history here: press R to record this session "
-              "and m reports on the frames recorded (or run `quotatop report --source "
-              "slurm` for sacct's)")
+NO_HISTORY = ("this source keeps no job history: press R to record this session and m "
+              "reports on the frames recorded")
 
 
 def _scenario_frames(scenario: Any) -> Iterator[Snapshot]:
@@ -86,7 +87,34 @@ def report_of_frames(frames: Iterable[Snapshot], prices: Prices | None = None,
                         notes=notes or [])
 
 
-def session_report(collector: Any, recording: Path | None,
-                   prices: Prices | None = None) -> Report:
+def slurm_report(collector: Any, snap: Snapshot, prices: Prices | None = None,
+                 period: float = PERIOD) -> Report:
+    """The last ``period`` before the snapshot from Slurm's accounting, as
+    `quotatop report --source slurm` gathers it: one sacct query, the snapshot's teams."""
+    from collectors.slurm.runner import CommandError
+    from quotatop.review.sacct import parse_sacct, sacct_argv
+
+    until = snap.taken_at
+    since = until - period
+    try:
+        out = collector.accounting(sacct_argv(since, until))
+    except CommandError as e:
+        raise UserError(f"slurm: {e}") from None
+    records, warnings = parse_sacct(out.decode("utf-8", "replace"))
+    return build_report(records, snap.teams, since=since, until=until, prices=prices,
+                        source="slurm", cluster=snap.cluster, incidents=None,
+                        incidents_note="on the Incidents screen (8)",
+                        notes=["from sacct, the last 30 days", *warnings])
+
+
+def session_report(collector: Any, recording: Path | None, prices: Prices | None = None,
+                   snap: Snapshot | None = None) -> Report:
+    """A scenario or a replay: its frames; a live Slurm: its accounting; any other live
+    source: this session's recording (R)."""
+    source = getattr(collector, "source", None)
+    replaying = getattr(source, "scenario", None) is not None or \
+        getattr(getattr(collector, "recording", None), "path", None)
+    if not replaying and callable(getattr(collector, "accounting", None)) and snap is not None:
+        return slurm_report(collector, snap, prices)
     what, frames = session_frames(collector, recording)
     return report_of_frames(frames, prices, notes=[f"from {what}"])

@@ -1,7 +1,7 @@
 """The Report screen (key ``m``): per team, GPU-hours used against guarantee-hours, cost,
 wait percentiles and the longest-waiting jobs of the period — the numbers of
 ``quotatop report`` (quotatop/review/report.py), computed in a thread worker from the
-frames the session can read again (tui/report_frames.py), painted as two charts and two
+job runs the session can get (tui/report_frames.py), painted as two charts and two
 tables. Nothing here runs a subprocess.
 """
 
@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
 
+from collectors.model import Snapshot
 from quotatop.errors import UserError
 from quotatop.review.report import Prices, Report, TeamRow
 from tui.format import DASH, duration
@@ -85,9 +86,10 @@ class ReportScreen(ModalScreen[None]):
     """
 
     def __init__(self, collector: Any, recording: Path | None,
-                 prices: Prices | None = None) -> None:
+                 prices: Prices | None = None, snap: Snapshot | None = None) -> None:
         super().__init__()
         self.collector = collector
+        self.snap = snap  # a live Slurm's report ends at this snapshot's time
         self.recording = recording
         self.prices = prices
         self.report: Report | None = None
@@ -114,7 +116,7 @@ class ReportScreen(ModalScreen[None]):
     @work(thread=True, exclusive=True, group="report", description="report")
     def _compute(self) -> None:
         try:
-            rep = session_report(self.collector, self.recording, self.prices)
+            rep = session_report(self.collector, self.recording, self.prices, self.snap)
         except UserError as e:
             self.app.call_from_thread(self._failed, str(e))
             return
