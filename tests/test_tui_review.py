@@ -279,3 +279,18 @@ async def test_report_of_a_live_slurm_is_sacct_as_quotatop_report_reads_it(
     # Running jobs accrue GPU-hours between the three reads: the screen's lie between.
     for team in set(before) | set(after) | set(got):
         assert before.get(team, 0.0) - 1e-6 <= got.get(team, 0.0) <= after.get(team, 0.0) + 1e-6
+
+
+async def test_the_palette_opens_the_what_if_dialog_and_the_report() -> None:
+    app = QuotatopApp(FixedCollector(snapshot()), refresh=60.0, clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        for words, screen_type in (("What-if", WhatifScreen), ("Report: GPU", ReportScreen)):
+            await pilot.press("colon")
+            await pilot.pause(0.2)
+            await pilot.press(*words)
+            await pilot.pause(0.3)
+            await pilot.press("enter")
+            await _until(pilot, lambda t=screen_type: isinstance(app.screen, t))
+            await pilot.press("escape")
+            await pilot.pause()
