@@ -294,3 +294,22 @@ async def test_the_palette_opens_the_what_if_dialog_and_the_report() -> None:
             await _until(pilot, lambda t=screen_type: isinstance(app.screen, t))
             await pilot.press("escape")
             await pilot.pause()
+
+
+async def test_q_types_into_the_what_if_line_and_closes_the_dialog_elsewhere() -> None:
+    app = QuotatopApp(FixedCollector(snapshot()), refresh=60.0, clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, WhatifScreen)
+        box = screen.query_one("#whatif-input", Input)
+        box.value = ""
+        await pilot.press(*"qos=high")
+        await pilot.pause()
+        assert box.value == "qos=high" and app.screen is screen
+        screen.query_one("#whatif-teams", DataTable).focus()
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.is_running and not isinstance(app.screen, WhatifScreen)

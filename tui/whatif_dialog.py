@@ -117,7 +117,7 @@ def mover_lines(out: WhatifOutput) -> str:
 class WhatifScreen(ModalScreen[None]):
     """The dialog over the snapshot it was opened on (it stays that snapshot's)."""
 
-    BINDINGS = [Binding("escape", "dismiss", "Close")]
+    BINDINGS = [Binding("escape,q", "dismiss", "Close")]  # q closes it, as every dialog
     DEFAULT_CSS = """
     WhatifScreen { align: center middle; }
     WhatifScreen #whatif-box { width: 96%; height: 92%; border: round $accent;
