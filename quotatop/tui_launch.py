@@ -13,6 +13,7 @@ from pathlib import Path
 from collectors.config import load_config
 from collectors.sources import SOURCES, SourceOptions, open_source
 from quotatop.errors import UserError
+from quotatop.review.report import Prices, parse_prices
 from quotatop.source_flags import source_options
 
 
@@ -26,6 +27,7 @@ class Launch:
     theme: str | None
     record_dir: Path | None
     export_dir: Path | None = None  # e/E exports, ctrl+s screenshots; None: the cwd
+    prices: Prices | None = None  # the config's [prices], for the Report screen (m)
 
 
 def source_words(source: list[str] | None, default: str) -> tuple[str, str | None]:
@@ -57,7 +59,8 @@ def resolve(args: argparse.Namespace) -> Launch:
     export_dir = cfg.tui.export_dir
     return Launch(kind=kind, options=options, refresh=refresh, theme=cfg.tui.theme,
                   record_dir=Path(record_dir).expanduser() if record_dir else None,
-                  export_dir=Path(export_dir).expanduser() if export_dir else None)
+                  export_dir=Path(export_dir).expanduser() if export_dir else None,
+                  prices=parse_prices(cfg.prices or {}, cfg.path or "config"))
 
 
 def run_tui(args: argparse.Namespace) -> int:
@@ -67,7 +70,8 @@ def run_tui(args: argparse.Namespace) -> int:
     from tui.app import QuotatopApp
 
     app = QuotatopApp(source, refresh=launch.refresh, theme=launch.theme,
-                      record_dir=launch.record_dir, footprint=FootprintMeter())
+                      record_dir=launch.record_dir, footprint=FootprintMeter(),
+                      prices=launch.prices)
     app.export_dir = launch.export_dir
     try:
         app.run()

@@ -26,6 +26,7 @@ from collectors.footprint import Footprint
 from collectors.model import Snapshot
 from collectors.scenario_source import ScenarioSource
 from quotatop.heap import give_back_free_heap
+from quotatop.review.report import Prices
 from tui.chart_data import ChartHistory, sample_of
 from tui.derive import Derived, derive
 from tui.format import duration
@@ -35,6 +36,7 @@ from tui.live_recording import LiveRecording
 from tui.modals import HelpScreen, JobDetailScreen
 from tui.palette import QuotatopCommands
 from tui.predictions import Predictions, core_available, predict_taken
+from tui.report_screen import ReportScreen
 from tui.scenario_timeline import ScenarioTimeline
 from tui.theme_colors import assign_team_colors
 from tui.timeline_protocol import TimelineControl, timeline_of
@@ -48,6 +50,7 @@ from tui.views.queue import QueueView
 from tui.views.quota import QuotaView
 from tui.views.timeline import TimelineView
 from tui.views_registry import VIEW_IDS, VIEW_TITLES
+from tui.whatif_dialog import WhatifScreen, selected_row
 from tui.widgets.job_table import JobTable
 from tui.widgets.node_grid import NodeGrid
 from tui.widgets.pending_list import PendingList
@@ -83,6 +86,8 @@ class QuotatopApp(HabitsMixin, App[None]):
         Binding("r", "refresh_now", "Refresh", show=False),
         Binding("R", "toggle_record", "Record"),
         Binding("t", "next_theme", "Theme", show=False),
+        Binding("w", "whatif", "What-if", show=False),
+        Binding("m", "report", "Report", show=False),
         Binding("q", "quit", "Quit"),
         # Replay keys work on every screen (the Timeline adds home/end and + -, which
         # other screens use for their own rows and folds).
@@ -99,8 +104,10 @@ class QuotatopApp(HabitsMixin, App[None]):
                  clock: Callable[[], float] = time.time, theme: str | None = None,
                  record_dir: Path | None = None, record_retention: float | None = None,
                  incidents: LiveIncidents | None = None,
-                 footprint: Callable[[], Footprint | None] | None = None) -> None:
+                 footprint: Callable[[], Footprint | None] | None = None,
+                 prices: Prices | None = None) -> None:
         super().__init__()
+        self.prices = prices  # the config's [prices], for the Report screen's cost
         if isinstance(collector, ScenarioSource):
             collector = ScenarioTimeline(collector)  # type: ignore[assignment]
         self.collector = collector
@@ -558,6 +565,21 @@ class QuotatopApp(HabitsMixin, App[None]):
         if interrupt is not None:
             with contextlib.suppress(Exception):  # a courtesy: never a reason to fail quit
                 interrupt()
+
+    def action_whatif(self) -> None:
+        """w: change a quota, QoS, weight or nodes on the snapshot on screen and see the
+        predicted waits before and after (tui/whatif_dialog.py); the selected team first."""
+        if self.data is None or isinstance(self.screen, WhatifScreen):
+            return
+        self.push_screen(WhatifScreen(self.data.snap, selected_row(self.view(self.active_view)),
+                                      self.data.derived.unit))
+
+    def action_report(self) -> None:
+        """m: the period's report with charts, from the job runs the session can get: the
+        scenario's or recording's frames, a live Slurm's sacct (tui/report_screen.py)."""
+        if not isinstance(self.screen, ReportScreen):
+            self.push_screen(ReportScreen(self.collector, self.recording.path, self.prices,
+                                          self.snapshot))
 
     def action_next_theme(self) -> None:
         names = sorted(self.available_themes)

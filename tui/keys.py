@@ -14,6 +14,7 @@ KEYS: tuple[tuple[str, str, str], ...] = (
     ("everywhere", "r", "refresh now"),
     ("everywhere", "R", "start / stop recording this session (● REC in the header)"),
     ("everywhere", "t", "next theme"),
+    ("everywhere", "w / m", "what-if on quotas, QoS, weights, nodes · period report, charts"),
     ("everywhere", "e / E / ctrl+s", "export table CSV / JSON · screenshot"),
     ("everywhere", "?", "this help"),
     ("everywhere", "q", "quit"),

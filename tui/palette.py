@@ -1,4 +1,4 @@
-"""Command palette entries: every screen, the queue filter, help."""
+"""Command palette entries: every screen, the queue filter, help, what-if, report."""
 
 from __future__ import annotations
 
@@ -19,6 +19,10 @@ class QuotatopCommands(Provider):
         out.append(("Filter the queue", app.action_filter, "key /"))  # type: ignore[attr-defined]
         out.append(("Help: keys", app.action_help, "key ?"))  # type: ignore[attr-defined]
         out.append(("Refresh now", app.refresh_now, "key r"))  # type: ignore[attr-defined]
+        out.append(("What-if: change a quota, QoS, weight or nodes",
+                    app.action_whatif, "key w"))  # type: ignore[attr-defined]
+        out.append(("Report: GPU-hours, quota, cost, waits",
+                    app.action_report, "key m"))  # type: ignore[attr-defined]
         return out
 
     async def discover(self) -> Hits:

@@ -62,6 +62,7 @@ class SlurmCollector:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.runner = runner or Runner(ssh_host=ssh_host, timeout=timeout, env=env)
+        self._accounting: list[Runner] = []  # accounting queries in flight (interrupt)
         self.refresh = refresh
         self.slow_every = slow_every
         # sprio and sshare every `share_every` s, not every round: Slurm recomputes
@@ -312,11 +313,27 @@ class SlurmCollector:
             meta=meta,
         )
 
+    def accounting(self, argv: list[str], timeout: float = 60.0) -> bytes:
+        """stdout of one read-only accounting query (the runner's allowlist decides:
+        e.g. the report's ``sacct`` of a period), for the TUI's Report screen. A runner
+        of its own, so the polling round's status and deadline stay as they are;
+        ``interrupt`` ends it too. CommandError (one line) otherwise."""
+        r = self.runner
+        runner = Runner(ssh_host=r.ssh_host, timeout=max(timeout, r.timeout), env=r.env)
+        self._accounting.append(runner)
+        try:
+            return runner.run(argv[0], argv).stdout
+        finally:
+            self._accounting.remove(runner)
+            runner.close()
+
     def interrupt(self) -> None:
         """The viewer is quitting: the round in flight ends now, not at its deadline
         (Runner.interrupt); the collect waiting on it returns a stale snapshot. Safe to
         call from any thread; nothing more runs afterwards."""
         self.runner.interrupt()
+        for runner in list(self._accounting):
+            runner.interrupt()
 
     def close(self) -> None:
         self.runner.close()

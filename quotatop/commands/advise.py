@@ -1,5 +1,7 @@
-"""`quotatop advise --trace NAME|FILE`: which quota split would have served a period's
-real jobs best. Each candidate split is one simulation of the trace through the core,
+"""`quotatop advise --trace NAME|FILE` or `quotatop advise --history 30d --source slurm`:
+which quota split would have served a period's real jobs best (with --history, the jobs
+sacct lists for the period, on the Slurm cluster's own nodes, against its current
+GrpTRES maxes). Each candidate split is one simulation of the trace through the core,
 on a local process pool or, with --scheduler-address, on a Dask cluster; the sweep
 and the verdict live in quotatop/review/advise.py (docs/review.md, "quotatop advise")."""
 
@@ -15,6 +17,7 @@ from typing import Any
 
 from quotatop.errors import UserError
 from quotatop.flags import MAX_NODES, MAX_PER_NODE, number, seconds
+from quotatop.source_flags import add_source_flags
 
 POLICIES = ("fifo", "easy", "conservative", "multifactor")
 MAX_CANDIDATES = 10_000
@@ -61,6 +64,35 @@ def _executor(args: argparse.Namespace) -> tuple[Any, str]:
                         f"Dask scheduler: {e}") from None
 
 
+def history_trace(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[float | None,
+                                                                          float | None]]]:
+    """--history DURATION --source slurm: the period's jobs from sacct through the Slurm
+    collector's runner, as a trace on the cluster's nodes, and the quotas in force."""
+    from collectors.config import load_config
+    from collectors.recording import parse_duration
+    from quotatop.commands.report import gather_slurm, parse_when
+    from quotatop.review.period_trace import current_quotas, period_trace
+    from quotatop.tui_launch import source_words
+
+    cfg = load_config(args.config)
+    kind, _ = source_words(args.source or [cfg.source], cfg.source)
+    if kind != "slurm":
+        raise UserError(f"advise --history takes --source slurm (sacct keeps the period's "
+                        f"jobs); for {kind}, export a trace and pass --trace")
+    try:
+        span = parse_duration(args.history)
+    except ValueError as e:
+        raise UserError(f"--history: {e}") from None
+    until = parse_when(args.until or "now", time.time())
+    g = gather_slurm(args, cfg, until - span, until)
+    for note in g.notes:
+        print(f"note: {note}", file=sys.stderr)
+    name = f"slurm {g.cluster or 'cluster'} last {args.history}"
+    trace = period_trace(g.records, g.nodes, since=until - span, until=until, name=name)
+    (res,) = trace.capacity
+    return trace, current_quotas(g.teams, res, sorted({j.team for j in trace.jobs}))
+
+
 def run(args: argparse.Namespace) -> int:
     from quotatop.review import advise as adv
     from quotatop.trace_simulate import cluster_shape, load_trace, resolve_trace
@@ -68,19 +100,31 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     if args.policy not in POLICIES:
         raise UserError(f"--policy {args.policy!r}: advise takes {', '.join(POLICIES)}")
-    resolved = resolve_trace(args.trace, args.format)
-    path, fmt = resolved if resolved else (args.trace, "csv")
-    trace = load_trace(path, fmt, gpus=args.gpus, team_by=args.team_by)
+    if (args.trace is None) == (args.history is None):
+        raise UserError("advise: give --trace NAME|FILE or --history DURATION --source "
+                        "slurm (one of them)")
+    in_force: dict[str, tuple[float | None, float | None]] = {}
+    if args.history is not None:
+        trace, in_force = history_trace(args)
+    else:
+        if args.source or args.until:
+            raise UserError("advise: --source and --until go with --history, not --trace")
+        resolved = resolve_trace(args.trace, args.format)
+        path, fmt = resolved if resolved else (args.trace, "csv")
+        trace = load_trace(path, fmt, gpus=args.gpus, team_by=args.team_by)
     if not trace.jobs:
         raise UserError(f"{trace.path}: no jobs to simulate")
     nodes, per_node = cluster_shape(trace, nodes=args.nodes, per_node=args.gpus_per_node)
     wl = adv.build_workload(trace, nodes, per_node, args.policy, args.resolution)
     current = None
     if args.current:
-        q = parse_current(args.current, wl.teams)
+        in_force = dict(parse_current(args.current, wl.teams))
+    if in_force:
         current = adv.Candidate(name=adv.CURRENT, kind="current",
-                                guarantee={t: g for t, (g, _) in q.items()},
-                                max={t: m for t, (_, m) in q.items()}, borrow="as given")
+                                guarantee={t: g for t, (g, _) in in_force.items()
+                                           if g is not None},
+                                max={t: m for t, (_, m) in in_force.items()},
+                                borrow="as given")
     cands = adv.candidates(wl, current=current, limit=args.candidates)
     client, where = _executor(args)
     workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
@@ -174,8 +218,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                     "60-30-10 and its neighbours, demand percentiles; each with max = "
                     "guarantee, 1.5 × guarantee, unlimited) and prints the Pareto "
                     "frontier and a recommendation (docs/review.md)")
-    p.add_argument("--trace", required=True, metavar="NAME|FILE",
+    p.add_argument("--trace", metavar="NAME|FILE",
                    help="a trace file, or a bundled trace by name (nasa-ipsc)")
+    p.add_argument("--history", metavar="DURATION",
+                   help="instead of --trace: the jobs of the last DURATION (30d, 72h) from "
+                        "sacct, with --source slurm, on its nodes against its GrpTRES maxes")
+    p.add_argument("--source", nargs="+", metavar="KIND",
+                   help="with --history: slurm (the default source of the config otherwise)")
+    p.add_argument("--until", default=None,
+                   help="with --history: the period's end (now, ISO date-time or epoch "
+                        "seconds; default now)")
     p.add_argument("--format", choices=["swf", "csv", "philly"],
                    help="the trace's format (default: from the suffix)")
     p.add_argument("--team-by", choices=["group", "user"], default="group",
@@ -203,4 +255,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--connect-timeout", type=seconds(), default=10.0,
                    help="seconds to reach --scheduler-address (default 10)")
     p.add_argument("--json", action="store_true", help="everything as one JSON object")
+    add_source_flags(p)
+    p.add_argument("--config", help="config TOML (default: $XDG_CONFIG_HOME/quotatop/...)")
     p.set_defaults(func=run)

@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from collectors.model import Snapshot, Team
+from collectors.model import Node, Snapshot, Team
 from quotatop.errors import UserError
 from quotatop.review.report import (
     JobRecord,
@@ -104,6 +104,7 @@ class Gathered(msgspec.Struct, kw_only=True):
     incidents: list[Any] | None
     incidents_note: str | None
     notes: list[str] = []
+    nodes: list[Node] = []  # the cluster's nodes now (Slurm: for advise --history)
 
 
 def _from_frames(frames: Iterable[Snapshot], incident_cfg: Any) -> Gathered:
@@ -150,7 +151,9 @@ def _demo_frames(path: str | None) -> Iterable[Snapshot]:
         yield src.collect()
 
 
-def _slurm(args: argparse.Namespace, cfg: Any, since: float, until: float) -> Gathered:
+def gather_slurm(args: argparse.Namespace, cfg: Any, since: float, until: float) -> Gathered:
+    """The runs of ``[since, until)`` from one sacct query, the teams and nodes from one
+    ordinary snapshot of the Slurm collector (report, and advise --history)."""
     from collectors.slurm.runner import CommandError, Runner
     from collectors.sources import open_source
     from quotatop.review.sacct import parse_sacct, sacct_argv
@@ -172,7 +175,7 @@ def _slurm(args: argparse.Namespace, cfg: Any, since: float, until: float) -> Ga
     records, warnings = parse_sacct(out.stdout.decode("utf-8", "replace"))
     return Gathered(records=records, teams=list(snap.teams), source="slurm",
                     cluster=snap.cluster, start=None, end=until, incidents=None,
-                    incidents_note=NO_INCIDENTS_LIVE, notes=warnings)
+                    incidents_note=NO_INCIDENTS_LIVE, notes=warnings, nodes=list(snap.nodes))
 
 
 def gather(args: argparse.Namespace) -> tuple[Report, Gathered]:
@@ -186,7 +189,7 @@ def gather(args: argparse.Namespace) -> tuple[Report, Gathered]:
     now = time.time()
     if kind == "slurm":
         until = parse_when(args.until or "now", now)
-        g = _slurm(args, cfg, until - span, until)
+        g = gather_slurm(args, cfg, until - span, until)
     elif kind in ("replay", "live"):
         source_overrides(args, kind)  # refuses flags of other sources
         rec = path or (cfg.sources.live.recording if kind == "live"

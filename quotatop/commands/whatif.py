@@ -10,52 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 import msgspec
 
 from quotatop.flags import number
-from quotatop.review.whatif import (
-    Change,
-    Mover,
-    TeamDelta,
-    admin_commands,
-    apply_changes,
-    compare,
-    parse_set,
-)
+from quotatop.review.whatif import WhatifOutput, parse_set, whatif
 from quotatop.source_flags import add_source_flags
 
-WHATIF_VERSION = 1
-
-
-class WhatifOutput(msgspec.Struct, kw_only=True):
-    version: int
-    source: str
-    cluster: str
-    taken_at: float
-    changes: list[str]
-    teams: list[TeamDelta]
-    movers: list[Mover]
-    commands: list[str]  # text for an admin; quotatop never runs them
-
-
-def _starts(snap: Any, runtimes: str, horizon: float) -> dict[str, float | None]:
-    from quotatop.commands.predict import predict_snapshot
-
-    out = predict_snapshot(snap, runtimes=runtimes, horizon=horizon)
-    return {r.job_id: r.predicted_start for r in out.jobs}
-
-
-def whatif(snap: Any, changes: list[Change], runtimes: str = "estimate",
-           horizon: float = 7 * 86400.0) -> WhatifOutput:
-    after_snap = apply_changes(snap, changes)
-    before = _starts(snap, runtimes, horizon)
-    after = _starts(after_snap, runtimes, horizon)
-    teams, movers = compare(snap, before, after, horizon)
-    return WhatifOutput(version=WHATIF_VERSION, source=snap.source, cluster=snap.cluster,
-                        taken_at=snap.taken_at, changes=[c.text for c in changes],
-                        teams=teams, movers=movers, commands=admin_commands(changes, snap))
+__all__ = ["WhatifOutput", "text", "whatif"]
 
 
 def _w(v: float | None) -> str:

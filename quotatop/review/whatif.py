@@ -27,6 +27,7 @@ from quotatop.errors import UserError
 
 WEIGHTS = ("age", "fairshare", "qos", "job_size", "partition", "assoc")
 MOVERS = 10  # jobs listed whose predicted start moves most
+WHATIF_VERSION = 1
 
 
 class Change(Struct, kw_only=True):
@@ -395,3 +396,46 @@ def admin_commands(changes: Sequence[Change], snap: Snapshot) -> list[str]:
         return k8s_commands(changes, snap)
     return ["# Slurm:", *slurm_commands(changes), "# Kubernetes/Kueue:",
             *k8s_commands(changes, snap)]
+
+
+# ---- the whole answer -----------------------------------------------------------------
+
+class WhatifOutput(Struct, kw_only=True):
+    version: int
+    source: str
+    cluster: str
+    taken_at: float
+    changes: list[str]
+    teams: list[TeamDelta]
+    movers: list[Mover]
+    commands: list[str]  # text for an admin; quotatop never runs them
+
+
+def predicted_starts(snap: Snapshot, runtimes: str = "estimate",
+                     horizon: float = 7 * 86400.0) -> dict[str, float | None]:
+    """job id -> the core's predicted start (None beyond ``horizon``), with the policy
+    of the snapshot's own scheduler. An inconsistent snapshot is a UserError."""
+    import scheduler_core
+    from scheduler_core.site import site_policy
+
+    policy = site_policy(snap, runtimes=runtimes)  # type: ignore[arg-type]
+    try:
+        predictions = scheduler_core.predict(snap, policy, horizon=horizon)
+    except ValueError as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise UserError(f"whatif: the snapshot of {snap.source or 'the source'} "
+                        f"is inconsistent: {first}") from None
+    return {p.job_id: p.start for p in predictions}
+
+
+def whatif(snap: Snapshot, changes: Sequence[Change], runtimes: str = "estimate",
+           horizon: float = 7 * 86400.0) -> WhatifOutput:
+    """The snapshot predicted by the core as it is and with ``changes`` made, compared
+    per team; the CLI prints it and the TUI's what-if dialog paints it (in a worker)."""
+    after_snap = apply_changes(snap, changes)
+    before = predicted_starts(snap, runtimes, horizon)
+    after = predicted_starts(after_snap, runtimes, horizon)
+    teams, movers = compare(snap, before, after, horizon)
+    return WhatifOutput(version=WHATIF_VERSION, source=snap.source, cluster=snap.cluster,
+                        taken_at=snap.taken_at, changes=[c.text for c in changes],
+                        teams=teams, movers=movers, commands=admin_commands(changes, snap))

@@ -1,0 +1,120 @@
+"""The data behind the Report screen (key ``m``): the period's job runs the session can
+get — the demo scenario once through, the recording a replay plays, a live Slurm's own
+accounting (``sacct``, asked of the collector), or the recording this session is making
+(``R``) — and the report of quotatop/review/report.py over them, the same numbers
+``quotatop report`` prints for that source.
+
+No Textual and no subprocess here: the screen calls ``session_report`` in a thread
+worker. A scenario is played by a source of its own and a recording read through a
+connection of its own; Slurm's sacct runs in the collector (``accounting``, on a runner
+of its own, under its allowlist), so the polling round is never touched from this thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from collectors.model import Snapshot
+from quotatop.errors import UserError
+from quotatop.review.history import History
+from quotatop.review.report import Prices, Report, build_report
+
+PERIOD = 30 * 86400.0  # as `quotatop report`'s default --since 30d
+NO_HISTORY = ("this source keeps no job history: press R to record this session and m "
+              "reports on the frames recorded")
+
+
+def _scenario_frames(scenario: Any) -> Iterator[Snapshot]:
+    """The scenario once through (no loop), as `quotatop report --source demo` plays it."""
+    from collectors.scenario_source import ScenarioSource
+
+    src = ScenarioSource(scenario, loop=False)
+    for _ in range(src.total_steps):
+        yield src.collect()
+
+
+def _recording_frames(path: str | Path) -> Iterator[Snapshot]:
+    from collectors.recording import RecordingError, open_recording
+
+    try:
+        rec = open_recording(str(path))
+    except (RecordingError, OSError) as e:
+        raise UserError(f"{path}: {e}") from None
+    try:
+        yield from rec
+    except RecordingError as e:
+        raise UserError(f"{path}: {e}") from None
+    finally:
+        rec.close()
+
+
+def session_frames(collector: Any, recording: Path | None) -> tuple[str, Iterable[Snapshot]]:
+    """(what the frames are, the frames) for the session's collector; a UserError when
+    it has none to read again (a live source that is not being recorded)."""
+    source = getattr(collector, "source", None)  # tui.scenario_timeline.ScenarioTimeline
+    scenario = getattr(source, "scenario", None)
+    if scenario is not None and hasattr(source, "total_steps"):
+        return f"the scenario {collector.name} once through", _scenario_frames(scenario)
+    rec = getattr(collector, "recording", None)  # collectors.replay_source.ReplaySource
+    rec_path = getattr(rec, "path", None)
+    if rec_path:
+        return f"the recording {Path(rec_path).name}", _recording_frames(rec_path)
+    if recording is not None:
+        return (f"this session's recording {recording.name}",
+                _recording_frames(recording))
+    raise UserError(NO_HISTORY)
+
+
+def report_of_frames(frames: Iterable[Snapshot], prices: Prices | None = None,
+                     period: float = PERIOD, notes: list[str] | None = None) -> Report:
+    """The report of the last ``period`` seconds of the frames (from the first frame
+    when they cover less), as `quotatop report --source demo|replay` computes it."""
+    hist = History()
+    for snap in frames:
+        hist.feed(snap)
+    if hist.first_t is None or hist.last_t is None:
+        raise UserError("report: the source has no frames")
+    until = hist.last_t
+    since = max(until - period, hist.first_t)
+    if until <= since:
+        raise UserError("report: one frame only: a period needs two (let it run, "
+                        "or record longer)")
+    return build_report(hist.finish(), list(hist.teams.values()), since=since, until=until,
+                        prices=prices, source=hist.source, cluster=hist.cluster,
+                        incidents=None, incidents_note="on the Incidents screen (8)",
+                        notes=notes or [])
+
+
+def slurm_report(collector: Any, snap: Snapshot, prices: Prices | None = None,
+                 period: float = PERIOD) -> Report:
+    """The last ``period`` before the snapshot from Slurm's accounting, as
+    `quotatop report --source slurm` gathers it: one sacct query, the snapshot's teams."""
+    from collectors.slurm.runner import CommandError
+    from quotatop.review.sacct import parse_sacct, sacct_argv
+
+    until = snap.taken_at
+    since = until - period
+    try:
+        out = collector.accounting(sacct_argv(since, until))
+    except CommandError as e:
+        raise UserError(f"slurm: {e}") from None
+    records, warnings = parse_sacct(out.decode("utf-8", "replace"))
+    return build_report(records, snap.teams, since=since, until=until, prices=prices,
+                        source="slurm", cluster=snap.cluster, incidents=None,
+                        incidents_note="on the Incidents screen (8)",
+                        notes=["from sacct, the last 30 days", *warnings])
+
+
+def session_report(collector: Any, recording: Path | None, prices: Prices | None = None,
+                   snap: Snapshot | None = None) -> Report:
+    """A scenario or a replay: its frames; a live Slurm: its accounting; any other live
+    source: this session's recording (R)."""
+    source = getattr(collector, "source", None)
+    replaying = getattr(source, "scenario", None) is not None or \
+        getattr(getattr(collector, "recording", None), "path", None)
+    if not replaying and callable(getattr(collector, "accounting", None)) and snap is not None:
+        return slurm_report(collector, snap, prices)
+    what, frames = session_frames(collector, recording)
+    return report_of_frames(frames, prices, notes=[f"from {what}"])
