@@ -5,6 +5,8 @@
    ``quotatop simulate --format swf`` does; prints the wall time of each stage,
    end to end, and the core's events/s (target ≤1 s). Reference in the same
    run: the recorded policy (metrics over the trace's own starts, no core).
+   Then the largest shipped trace (demo_data/traces, by job count), simulated the
+   same way: its wall time and events/s.
 2. A 10k-frame recording of a made-up evolving cluster (``--seek-jobs`` jobs) is
    written; prints cold seeks (``Recording.forget()`` before each: nothing an
    earlier read decoded is reused) to 50 random frames and to the last frame of
@@ -30,7 +32,15 @@ from cluster_gen import evolving_cluster
 
 from collectors.recording import Recorder, Recording
 from collectors.traces.swf import load_swf
-from quotatop.trace_simulate import core_metrics, metrics, recorded_starts, simulate_trace
+from quotatop.trace_simulate import (
+    bundled_traces,
+    core_metrics,
+    load_trace,
+    metrics,
+    recorded_starts,
+    resolve_trace,
+    simulate_trace,
+)
 
 
 def write_swf(path: Path, n: int, seed: int = 7) -> None:
@@ -72,6 +82,28 @@ def bench_trace(n: int, d: Path, policy: str, resolution: float) -> None:
     ref = time.perf_counter() - r0
     print(f"  reference: recorded-policy metrics in Python {ref:.2f} s "
           f"(core simulate / reference {(t2 - t1) / ref:.1f}x)")
+
+
+def bench_bundled(policy: str, resolution: float) -> None:
+    """Events/s on the largest real trace that ships with quotatop."""
+    traces = []
+    for p in bundled_traces():
+        resolved = resolve_trace(p.name, None)
+        if resolved is not None:
+            traces.append(load_trace(*resolved))
+    if not traces:
+        print("shipped traces: none found in demo_data/traces")
+        return
+    trace = max(traces, key=lambda t: len(t.jobs))
+    t0 = time.perf_counter()
+    result = simulate_trace(trace, policy, resolution=resolution)
+    wall = time.perf_counter() - t0
+    m = core_metrics(result)
+    events = result.event_count
+    print(f"largest shipped trace: {Path(trace.path).name}, {len(trace.jobs):,} jobs on "
+          f"{trace.capacity}; core simulate ({policy}, passes every {resolution:g} s) "
+          f"{wall:.2f} s, {events:,} events, {events / wall:,.0f} events/s; "
+          f"mean wait {m['mean_wait']:.0f} s")
 
 
 def group_ends(path: Path) -> list[int]:
@@ -135,6 +167,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         if not args.seek_only:
             bench_trace(args.jobs, Path(d), args.policy, args.resolution)
+            bench_bundled(args.policy, args.resolution)
         if not args.trace_only:
             bench_seek(args.frames, args.seek_jobs, args.keyframe_every, Path(d))
 

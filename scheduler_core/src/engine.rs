@@ -103,7 +103,7 @@ impl ShapeSet {
 }
 
 struct PassCtx {
-    res: Vec<Reservation>,
+    plan: Plan,
     /// The job (or a gang's first member) holding each reservation; a gang's
     /// members share one, so this, not `res`, counts reservations.
     res_holder: Vec<usize>,
@@ -111,6 +111,18 @@ struct PassCtx {
     fifo_blocked: BTreeMap<usize, usize>,
     gang_tried: BTreeSet<usize>,
     max_res: usize,
+    /// Reservations are made only when something reads them (issue #17). A pass's
+    /// reservations live only for the pass and only decide whether a later job may
+    /// start now; when no later job fits the free nodes even ignoring them, none of
+    /// them changes the outcome. So under `lazy`, a blocked job's reservation
+    /// attempt is queued here, in queue order, and made (`reserve_deferred`) just
+    /// before it could matter: a placement that fits ignoring reservations, a
+    /// preemption, a gang. No job starts or ends while attempts wait, so each is
+    /// made against the very cluster state and earlier reservations it would have
+    /// met in its turn, and the schedule is unchanged. Only under conservative
+    /// backfill: EASY's one reservation gains nothing from waiting.
+    lazy: bool,
+    deferred: std::collections::VecDeque<usize>,
 }
 
 /// The static queue split into classes of jobs that every check treats alike:
@@ -197,6 +209,121 @@ struct Reservation {
     need: V3,
 }
 
+/// A pass's reservations, with each node's listed in the order they were made.
+/// `free_at` and `clear_of` read only the node's own reservations, instead of
+/// scanning every reservation's node list (conservative backfill keeps up to
+/// `bf_max_job_test` of them, and each `earliest` asks every node at every grid
+/// time: issue #17). The same reservations in the same order are summed, so the
+/// floating-point results are those of the full scan.
+///
+/// Only conservative backfill (`indexed`) keeps the per-node lists and profiles:
+/// EASY holds at most one reservation, where they would cost `predict` their
+/// upkeep every pass and save nothing, so there `on` scans the reservations as
+/// before.
+#[derive(Default)]
+struct Plan {
+    res: Vec<Reservation>,
+    indexed: bool,
+    /// Per node, indices into `res` of the reservations holding it, ascending.
+    on_node: Vec<Vec<usize>>,
+    /// Per node, its `Profile` under these reservations, made by `earliest` when
+    /// first needed and brought up to date as reservations are added.
+    profiles: std::cell::RefCell<Vec<Option<Profile>>>,
+}
+
+/// A node's free capacity over time under a plan, as a step function: `free[i]`
+/// is `free_at(n, t)` for `at[i] <= t < at[i + 1]` (before `at[0]`, the node's
+/// free capacity now). Its breakpoints are every time a condition of `free_at`
+/// can change (its running jobs' planned ends, its reservations' starts and
+/// ends), so between two the very same sums are made, and each value is
+/// computed by `free_at` itself, when first read: a lookup gives `free_at`'s
+/// result bit for bit. `earliest` reads it at every grid time, and `clear_of`'s
+/// checks at reservation starts, instead of summing again per node and time.
+struct Profile {
+    /// `Engine::node_stamp` of the node when made: a start or end on it since
+    /// makes the profile stale.
+    stamp: u64,
+    at: Vec<f64>,
+    free: Vec<Option<V3>>,
+    /// A reservation on the node starts at `at[i]` (what `clear_of` checks).
+    start: Vec<bool>,
+}
+
+impl Profile {
+    /// A reservation over [start, end) was added on the node (last in its
+    /// order). `free_at` elsewhere makes the same sums as before (the condition
+    /// of the new reservation is false there), so only the values in
+    /// [start, end) are forgotten, to be computed again when read.
+    fn add(&mut self, start: f64, end: f64) {
+        self.point(start);
+        self.point(end);
+        let i = self.at.partition_point(|&y| y < start);
+        let k = self.at.partition_point(|&y| y < end);
+        self.start[i] = true;
+        for v in self.free.iter_mut().take(k).skip(i) {
+            *v = None;
+        }
+    }
+
+    /// Makes `x` a breakpoint (value unknown yet) if it is not one.
+    fn point(&mut self, x: f64) {
+        let i = self.at.partition_point(|&y| y < x);
+        if self.at.get(i) != Some(&x) {
+            self.at.insert(i, x);
+            self.free.insert(i, None);
+            self.start.insert(i, false);
+        }
+    }
+}
+
+impl Plan {
+    fn new(indexed: bool) -> Self {
+        Plan {
+            indexed,
+            ..Plan::default()
+        }
+    }
+
+    fn push(&mut self, r: Reservation) {
+        if !self.indexed {
+            self.res.push(r);
+            return;
+        }
+        let k = self.res.len();
+        for &n in &r.nodes {
+            if self.on_node.len() <= n {
+                self.on_node.resize_with(n + 1, Vec::new);
+            }
+            // `nodes.contains(n)` counted a node once, however often listed.
+            if self.on_node[n].last() != Some(&k) {
+                self.on_node[n].push(k);
+            }
+            if let Some(Some(p)) = self.profiles.get_mut().get_mut(n) {
+                p.add(r.start, r.end);
+            }
+        }
+        self.res.push(r);
+    }
+
+    /// The reservations holding node `n`, in the order they were made: from its
+    /// list when `indexed`, else by scanning them all.
+    fn on(&self, n: usize) -> impl Iterator<Item = &Reservation> + '_ {
+        let (listed, scanned) = if self.indexed {
+            (self.on_node.get(n).map_or(&[][..], |v| &v[..]), &[][..])
+        } else {
+            (&[][..], &self.res[..])
+        };
+        listed
+            .iter()
+            .map(move |&k| &self.res[k])
+            .chain(scanned.iter().filter(move |rv| rv.nodes.contains(&n)))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.res.is_empty()
+    }
+}
+
 pub struct Engine<'a, 'p> {
     pub c: Cluster<'a>,
     pub p: &'p Policy,
@@ -274,6 +401,9 @@ pub struct Engine<'a, 'p> {
     /// then start time: a preemptor reads only the groups it may take from,
     /// instead of scanning every job of the snapshot.
     victims: BTreeMap<(usize, usize, i32), BTreeSet<(u64, usize)>>,
+    /// Per node, bumped whenever a job starts or stops on it: a `Profile` made
+    /// before is stale.
+    node_stamp: Vec<u64>,
 }
 
 /// A preemption candidate; the heap pops borrowing teams first, then lowest
@@ -523,7 +653,9 @@ impl<'a, 'p> Engine<'a, 'p> {
             failed_shapes: ShapeSet::new(0),
             unfit_shapes: ShapeSet::new(0),
             victims: BTreeMap::new(),
+            node_stamp: Vec::new(),
         };
+        e.node_stamp = vec![0; e.c.nodes.len()];
         e.in_pending = vec![false; e.c.jobs.len()];
         e.first_block = vec![None; e.c.jobs.len()];
         e.start_trigger = vec![None; e.c.jobs.len()];
@@ -1276,7 +1408,7 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     // --------------------------------------------------------------- placement
 
-    fn free_at(&self, n: usize, at: f64, res: &[Reservation]) -> V3 {
+    fn free_at(&self, n: usize, at: f64, plan: &Plan) -> V3 {
         let node = &self.c.nodes[n];
         let mut f = node.free;
         for &r in &node.running {
@@ -1287,8 +1419,8 @@ impl<'a, 'p> Engine<'a, 'p> {
                 }
             }
         }
-        for rv in res {
-            if rv.start <= at && at < rv.end && rv.nodes.contains(&n) {
+        for rv in plan.on(n) {
+            if rv.start <= at && at < rv.end {
                 for d in 0..3 {
                     f[d] -= rv.need[d];
                 }
@@ -1298,16 +1430,42 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     /// Does `need` on node `n` over [from, to) stay clear of every reservation?
-    fn clear_of(&self, n: usize, from: f64, to: f64, need: &V3, res: &[Reservation]) -> bool {
-        for rv in res {
-            if rv.start >= from && rv.start < to && rv.nodes.contains(&n) {
-                let f = self.free_at(n, rv.start, res);
+    fn clear_of(&self, n: usize, from: f64, to: f64, need: &V3, plan: &Plan) -> bool {
+        for rv in plan.on(n) {
+            if rv.start >= from && rv.start < to {
+                let f = self.free_at(n, rv.start, plan);
                 if !fits(&f, need) {
                     return false;
                 }
             }
         }
         true
+    }
+
+    /// Node `n`'s `Profile` under `plan`.
+    fn profile(&self, n: usize, plan: &Plan) -> Profile {
+        let mut at: Vec<f64> = self.c.nodes[n]
+            .running
+            .iter()
+            .map(|&r| self.c.jobs[r].planned_end)
+            .collect();
+        for rv in plan.on(n) {
+            at.push(rv.start);
+            at.push(rv.end);
+        }
+        at.sort_unstable_by(f64::total_cmp);
+        at.dedup_by(|a, b| a == b);
+        let mut start = vec![false; at.len()];
+        for rv in plan.on(n) {
+            start[at.partition_point(|&x| x < rv.start)] = true;
+        }
+        let free = vec![None; at.len()];
+        Profile {
+            stamp: self.node_stamp[n],
+            at,
+            free,
+            start,
+        }
     }
 
     fn score(&self, free: &V3, need: &V3) -> (f64, f64, f64) {
@@ -1393,13 +1551,7 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// Whole-job placement now on `nn` distinct nodes, best-fit or spread;
     /// ties go to the node listed first. Free capacity is `free_of(n)`.
-    fn place_now(
-        &self,
-        j: usize,
-        res: &[Reservation],
-        free: Option<&[V3]>,
-        to: f64,
-    ) -> Option<Vec<usize>> {
+    fn place_now(&self, j: usize, res: &Plan, free: Option<&[V3]>, to: f64) -> Option<Vec<usize>> {
         let job = &self.c.jobs[j];
         let need = job.per_node;
         if free.is_none() && self.p.placement == Placement::BestFit {
@@ -1519,7 +1671,7 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// Earliest start at or after `t` on the resolution grid within the
     /// backfill window, given running jobs' planned ends and reservations.
-    fn earliest(&self, j: usize, t: f64, res: &[Reservation]) -> Option<(f64, Vec<usize>)> {
+    fn earliest(&self, j: usize, t: f64, res: &Plan) -> Option<(f64, Vec<usize>)> {
         let job = &self.c.jobs[j];
         let need = job.per_node;
         let dur = job.limit.unwrap_or(INF);
@@ -1535,7 +1687,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 }
             }
         }
-        for rv in res {
+        for rv in &res.res {
             if rv.end > t && rv.end.is_finite() {
                 times.push(rv.end);
             }
@@ -1543,8 +1695,11 @@ impl<'a, 'p> Engine<'a, 'p> {
         // Busy first: order by what is free now in the job's main resource, then by fit at
         // the reservation's start, so the reservation leaves idle capacity to backfill.
         let unit = if need[GPU] > 0.0 { GPU } else { CPU };
+        if res.indexed {
+            return self.earliest_profiled(j, t, res, &eligible, &times, unit);
+        }
         for tau in self.grid(t, &times) {
-            let mut cands: Vec<((f64, f64, f64), usize)> = Vec::new();
+            let mut cands: Vec<Scored> = Vec::new();
             for &n in &eligible {
                 let f = self.free_at(n, tau, res);
                 if fits(&f, &need) && self.clear_of(n, tau, tau + dur, &need, res) {
@@ -1564,13 +1719,112 @@ impl<'a, 'p> Engine<'a, 'p> {
         None
     }
 
+    /// `earliest` under conservative backfill, reading each eligible node's
+    /// `Profile` instead of summing its reservations again at every grid time;
+    /// the same candidates, scores and choice (issue #17).
+    fn earliest_profiled(
+        &self,
+        j: usize,
+        t: f64,
+        res: &Plan,
+        eligible: &[usize],
+        times: &[f64],
+        unit: usize,
+    ) -> Option<(f64, Vec<usize>)> {
+        let job = &self.c.jobs[j];
+        let need = job.per_node;
+        let dur = job.limit.unwrap_or(INF);
+        {
+            let mut pr = res.profiles.borrow_mut();
+            if pr.len() < self.c.nodes.len() {
+                pr.resize_with(self.c.nodes.len(), || None);
+            }
+            for &n in eligible {
+                if pr[n].as_ref().is_none_or(|p| p.stamp != self.node_stamp[n]) {
+                    pr[n] = Some(self.profile(n, res));
+                }
+            }
+        }
+        let mut pr = res.profiles.borrow_mut();
+        let value = |p: &mut Profile, n: usize, i: usize| -> V3 {
+            *p.free[i].get_or_insert_with(|| self.free_at(n, p.at[i], res))
+        };
+        // Per eligible node, two cursors into its profile, which only move forward
+        // as the grid times ascend: the first breakpoint at or after `tau`, and
+        // the first reservation start from there at which `need` does not fit.
+        let mut cur: Vec<(usize, usize)> = vec![(0, 0); eligible.len()];
+        // Per eligible node, grid times it cannot take the job at, found at an
+        // earlier one: before `.0` (its free capacity short until that breakpoint),
+        // or up to `.1` (a reservation start where it does not fit stays in every
+        // later window until then). Skipping them is one comparison per node.
+        let mut skip: Vec<(f64, f64)> =
+            vec![(f64::NEG_INFINITY, f64::NEG_INFINITY); eligible.len()];
+        // One buffer for every grid time: `pick` finds nothing with fewer than `nn`
+        // candidates, so it is given a copy only when there are enough.
+        let mut cands: Vec<Scored> = Vec::with_capacity(eligible.len());
+        for tau in self.grid(t, times) {
+            cands.clear();
+            let to = tau + dur;
+            for (i, &n) in eligible.iter().enumerate() {
+                if tau < skip[i].0 || tau <= skip[i].1 {
+                    continue;
+                }
+                let (p, c) = (pr[n].as_mut().expect("made above"), &mut cur[i]);
+                while c.0 < p.at.len() && p.at[c.0] < tau {
+                    c.0 += 1;
+                }
+                // free_at(n, tau), the same until the next breakpoint after tau.
+                let (f, next) = if c.0 < p.at.len() && p.at[c.0] == tau {
+                    (value(p, n, c.0), p.at.get(c.0 + 1))
+                } else if c.0 > 0 {
+                    (value(p, n, c.0 - 1), p.at.get(c.0))
+                } else {
+                    (self.c.nodes[n].free, p.at.get(c.0))
+                };
+                if !fits(&f, &need) {
+                    skip[i].0 = next.copied().unwrap_or(INF);
+                    continue;
+                }
+                // clear_of(n, tau, to): no reservation start in [tau, to) at which
+                // `need` does not fit. Breakpoints before `c.1` (and from `c.0`) hold
+                // no such start; `to` only grows with `tau`.
+                c.1 = c.1.max(c.0);
+                let clear = loop {
+                    if c.1 >= p.at.len() || p.at[c.1] >= to {
+                        break true;
+                    }
+                    if p.start[c.1] && !fits(&value(p, n, c.1), &need) {
+                        skip[i].1 = p.at[c.1];
+                        break false;
+                    }
+                    c.1 += 1;
+                };
+                if clear {
+                    let s = self.score(&f, &need);
+                    let s = if self.p.reserve_busy_first {
+                        (self.c.nodes[n].free[unit], s.0, s.1)
+                    } else {
+                        s
+                    };
+                    cands.push((s, n));
+                }
+            }
+            if cands.len() >= job.nn {
+                if let Some(v) = pick(cands.clone(), job.nn) {
+                    return Some((tau, v));
+                }
+            }
+        }
+        None
+    }
+
     /// Earliest grid time within the backfill window at which every pending
     /// member of a gang fits at once for its whole limit, with each member's nodes.
     fn earliest_gang(
         &self,
         pend: &[usize],
         t: f64,
-        res: &[Reservation],
+        res: &Plan,
     ) -> Option<(f64, Vec<(usize, Vec<usize>)>)> {
         let n_nodes = self.c.nodes.len();
         let mut times: Vec<f64> = Vec::new();
@@ -1584,7 +1838,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 }
             }
         }
-        for rv in res {
+        for rv in &res.res {
             if rv.end > t && rv.end.is_finite() {
                 times.push(rv.end);
             }
@@ -1643,6 +1897,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             self.free_ix.set(n, self.c.nodes[n].free);
             self.best.set(n, &self.c.nodes[n].free);
             self.c.nodes[n].running.push(j);
+            self.node_stamp[n] += 1;
         }
         self.account(j, 1.0);
         self.seq += 1;
@@ -1683,6 +1938,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             self.free_ix.set(n, self.c.nodes[n].free);
             self.best.set(n, &self.c.nodes[n].free);
             self.c.nodes[n].running.retain(|&r| r != j);
+            self.node_stamp[n] += 1;
         }
         self.c.jobs[j].nodes = nodes;
         self.account(j, -1.0);
@@ -1945,13 +2201,22 @@ impl<'a, 'p> Engine<'a, 'p> {
             Backfill::Easy => 1,
             Backfill::Conservative => self.p.bf_max_job_test,
         };
+        let grouped = self.static_priority && !self.record_first;
+        // Per-node reservation lists and profiles, and reservations made only when
+        // read, pay off only with many reservations: conservative backfill.
+        let conservative = self.p.backfill == Backfill::Conservative;
         let mut cx = PassCtx {
-            res: Vec::new(),
+            plan: Plan::new(conservative),
             res_holder: Vec::new(),
             stopped_by: None,
             fifo_blocked: BTreeMap::new(),
             gang_tried: BTreeSet::new(),
             max_res,
+            // Not when recording reasons (a reason names the first reservation) nor
+            // in the grouped pass (whether a class goes on depends on whether its
+            // job got a reservation): there, reservations are made in turn.
+            lazy: conservative && !grouped && !self.record_first,
+            deferred: std::collections::VecDeque::new(),
         };
         self.resource_blocked = false;
         self.requeued_now.clear();
@@ -1960,7 +2225,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         if self.p.main_pass {
             self.main_pass(t);
         }
-        if self.static_priority && !self.record_first {
+        if grouped {
             return self.pass_grouped(t, &mut cx);
         }
         let order = self.queue_order();
@@ -2058,7 +2323,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             let placed = if self.failed_shapes.contains(shape) {
                 None
             } else {
-                self.place_now(j, &[], None, end)
+                self.place_now(j, &Plan::default(), None, end)
             };
             match placed {
                 Some(nodes) => self.start(j, nodes, t, false),
@@ -2160,6 +2425,8 @@ impl<'a, 'p> Engine<'a, 'p> {
         }
         if let Some(g) = self.c.jobs[j].gang {
             if cx.gang_tried.insert(g) {
+                // A gang reads the reservations and may start.
+                self.reserve_deferred(t, cx, usize::MAX);
                 self.try_gang(g, t, cx);
             }
             if self.c.jobs[j].st == St::Pending {
@@ -2186,10 +2453,10 @@ impl<'a, 'p> Engine<'a, 'p> {
         let placed = if self.failed_shapes.contains(shape) {
             None
         } else {
-            self.place_now(j, &cx.res, None, end)
+            self.place_planned(j, t, end, cx)
         };
         if let Some(nodes) = placed {
-            let bf = !cx.res.is_empty();
+            let bf = !cx.plan.is_empty();
             self.start(j, nodes, t, bf);
             return Outcome::Next;
         }
@@ -2203,6 +2470,8 @@ impl<'a, 'p> Engine<'a, 'p> {
                 self.wake.insert(bits(until));
             }
             if let Some((victims, nodes)) = found {
+                // The cluster changes now: waiting reservation attempts are made first.
+                self.reserve_deferred(t, cx, usize::MAX);
                 // Victims given a grace time end then; the job starts when the last has ended.
                 let grace = if self.p.preempt_mode == PreemptMode::Suspend {
                     0.0
@@ -2226,14 +2495,14 @@ impl<'a, 'p> Engine<'a, 'p> {
         // Would it fit now but for a reservation?
         // (A shape that did not fit even so will not fit later in this pass either.)
         let fits_ignoring = self.record_first
-            && !cx.res.is_empty()
+            && !cx.plan.is_empty()
             && !self.unfit_shapes.contains(shape)
-            && self.place_now(j, &[], None, end).is_some();
+            && self.place_now(j, &Plan::default(), None, end).is_some();
         if !fits_ignoring {
             self.unfit_shapes.insert(shape);
         }
         if fits_ignoring {
-            let at = cx.res.iter().map(|r| r.start).fold(INF, f64::min);
+            let at = cx.plan.res.iter().map(|r| r.start).fold(INF, f64::min);
             self.record(
                 j,
                 Block::Reservation {
@@ -2248,30 +2517,91 @@ impl<'a, 'p> Engine<'a, 'p> {
             cx.stopped_by = Some(j);
             return Outcome::Stop;
         }
-        if cx.res_holder.len() < cx.max_res {
-            if let Some((at, nodes)) = self.earliest(j, t, &cx.res) {
-                let need = self.c.jobs[j].per_node;
-                let end = at + self.c.jobs[j].limit.unwrap_or(INF);
-                cx.res.push(Reservation {
-                    start: at,
-                    end,
-                    nodes,
-                    need,
-                });
-                cx.res_holder.push(j);
-                if cx.res_holder.len() < cx.max_res {
-                    // A peer would get a reservation of its own: keep the class.
-                    return Outcome::Next;
-                }
+        if cx.lazy {
+            if cx.res_holder.len() < cx.max_res {
+                cx.deferred.push_back(j);
             }
+            // `pass` reads no outcome (only `pass_grouped`, which is never lazy).
+            return Outcome::Drop;
+        }
+        if self.reserve(j, t, cx) && cx.res_holder.len() < cx.max_res {
+            // A peer would get a reservation of its own: keep the class.
+            return Outcome::Next;
         }
         Outcome::Drop
+    }
+
+    /// Job `j`'s reservation, at the earliest time it fits beside the earlier
+    /// ones, while fewer than `max_res` are held; true if one was made.
+    fn reserve(&mut self, j: usize, t: f64, cx: &mut PassCtx) -> bool {
+        if cx.res_holder.len() >= cx.max_res {
+            return false;
+        }
+        let Some((at, nodes)) = self.earliest(j, t, &cx.plan) else {
+            return false;
+        };
+        let need = self.c.jobs[j].per_node;
+        let end = at + self.c.jobs[j].limit.unwrap_or(INF);
+        cx.plan.push(Reservation {
+            start: at,
+            end,
+            nodes,
+            need,
+        });
+        cx.res_holder.push(j);
+        true
+    }
+
+    /// Makes up to `count` of the deferred reservation attempts, in queue order.
+    fn reserve_deferred(&mut self, t: f64, cx: &mut PassCtx, count: usize) {
+        for _ in 0..count {
+            let Some(d) = cx.deferred.pop_front() else {
+                return;
+            };
+            self.reserve(d, t, cx);
+            if cx.res_holder.len() >= cx.max_res {
+                // No further attempt can make one.
+                cx.deferred.clear();
+            }
+        }
+    }
+
+    /// `place_now(j, <every reservation of the pass so far>)`, making deferred
+    /// reservations only while the placement still stands: more reservations
+    /// only take candidate nodes away (each adds checks and lowers the free
+    /// capacity they test), so once the job is blocked it stays blocked, and the
+    /// rest may wait. A reservation that holds none of the chosen nodes leaves
+    /// them clear and the others no better, so best fit and spread (the best
+    /// `nn` candidates) choose the same nodes without placing again; consecutive
+    /// runs depend on every candidate, so there it places again.
+    fn place_planned(
+        &mut self,
+        j: usize,
+        t: f64,
+        end: f64,
+        cx: &mut PassCtx,
+    ) -> Option<Vec<usize>> {
+        let mut placed = self.place_now(j, &cx.plan, None, end);
+        while let Some(nodes) = &placed {
+            if cx.deferred.is_empty() {
+                break;
+            }
+            let before = cx.plan.res.len();
+            self.reserve_deferred(t, cx, 1);
+            let touched = cx.plan.res[before..]
+                .iter()
+                .any(|r| r.nodes.iter().any(|n| nodes.contains(n)));
+            if touched || self.p.placement == Placement::Consecutive {
+                placed = self.place_now(j, &cx.plan, None, end);
+            }
+        }
+        placed
     }
 
     /// Starts a gang whole or not at all; one short of nodes gets a reservation
     /// for all its members at once, as a single job would.
     fn try_gang(&mut self, g: usize, t: f64, cx: &mut PassCtx) {
-        let res = &cx.res;
+        let res = &cx.plan;
         let members: Vec<usize> = self.c.gang_members[g]
             .iter()
             .copied()
@@ -2322,10 +2652,10 @@ impl<'a, 'p> Engine<'a, 'p> {
                     self.resource_blocked = true;
                     self.gang_blocked(&pend);
                     if self.p.backfill != Backfill::None && cx.res_holder.len() < cx.max_res {
-                        if let Some((at, plan)) = self.earliest_gang(&pend, t, &cx.res) {
+                        if let Some((at, plan)) = self.earliest_gang(&pend, t, &cx.plan) {
                             for (m, nodes) in plan {
                                 let end = at + self.c.jobs[m].limit.unwrap_or(INF);
-                                cx.res.push(Reservation {
+                                cx.plan.push(Reservation {
                                     start: at,
                                     end,
                                     nodes,
