@@ -1487,7 +1487,7 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// node, so walking nodes by free CPUs may stop at the first node with
     /// more than the best run found; with as many, only an earlier node can
     /// still win (a one-node run that starts first).
-    fn one_node_run(&self, j: usize, res: &[Reservation], to: f64) -> Option<usize> {
+    fn one_node_run(&self, j: usize, res: &Plan, to: f64) -> Option<usize> {
         let job = &self.c.jobs[j];
         let need = job.per_node;
         let member = |n: usize| {
