@@ -62,6 +62,7 @@ class K8sConfig(_Table):
     context: str | None = None
     in_cluster: bool = False
     team_label: str | None = None
+    namespaces: list[str] | None = None
     timeout: Seconds | None = None
     visibility_interval: Annotated[float, msgspec.Meta(ge=0)] | None = None
 
@@ -142,6 +143,7 @@ class Config(_Table):
             "context": s.k8s.context,
             "in_cluster": s.k8s.in_cluster,
             "team_label": s.k8s.team_label,
+            "namespaces": s.k8s.namespaces,
             "kueue_visibility_interval": s.k8s.visibility_interval,
             "prometheus_url": s.prometheus.url,
             "prometheus_queries": dict(s.prometheus.queries),

@@ -60,6 +60,10 @@ class KubernetesConfig:
     in_cluster: bool = False
     team_label: str | None = None  # namespace label naming the team; None: the namespace
     exclude_namespaces: tuple[str, ...] = SYSTEM_NAMESPACES
+    # Only these namespaces' teams and jobs (--namespace); None: every one not excluded.
+    # Cluster-scoped state (ClusterQueues, nodes) stays whole: what the others hold of a
+    # ClusterQueue becomes its unseen usage.
+    namespaces: tuple[str, ...] | None = None
     kueue: bool | None = None  # None: use Kueue when its CRDs are served
     watch_timeout: float = 60.0
     connect_timeout: float = 5.0
@@ -385,13 +389,17 @@ class KubernetesCollector:
 
     # --- mapping -------------------------------------------------------------------------
 
+    def _shown(self, ns: str) -> bool:
+        wanted = self.config.namespaces
+        return ns not in self.config.exclude_namespaces and (wanted is None or ns in wanted)
+
     def _namespace_teams(self) -> dict[str, str]:
         out: dict[str, str] = {}
         label = self.config.team_label
         for ns in self._items("namespaces"):
             meta = ns.get("metadata") or {}
             name = meta.get("name", "")
-            if name in self.config.exclude_namespaces:
+            if not self._shown(name):
                 continue
             if label is None:
                 out[name] = name
@@ -557,6 +565,8 @@ class KubernetesCollector:
         for wl in self._items("workloads"):
             meta = wl.get("metadata") or {}
             ns = meta.get("namespace", "")
+            if not self._shown(ns):
+                continue
             queue = (wl.get("spec") or {}).get("queueName", "")
             cq = ((wl.get("status") or {}).get("admission") or {}).get("clusterQueue") or (
                 lq_cq.get((ns, queue))
@@ -571,7 +581,7 @@ class KubernetesCollector:
         for pod in self._items("pods"):
             meta = pod.get("metadata") or {}
             ns = meta.get("namespace", "")
-            if ns in self.config.exclude_namespaces:
+            if not self._shown(ns):
                 continue
             spec = pod.get("spec") or {}
             status = pod.get("status") or {}

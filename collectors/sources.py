@@ -39,6 +39,7 @@ class SourceOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     context: str | None = None
     in_cluster: bool = False
     team_label: str | None = None  # namespace label naming the team; None: the namespace
+    namespaces: list[str] | None = None  # only these namespaces' teams and jobs; None: all
     kueue_visibility_interval: float = 10.0  # seconds between pending-position polls
     # prometheus
     prometheus_url: str | None = None
@@ -177,6 +178,7 @@ def _k8s(opts: SourceOptions) -> Collector:
             context=opts.context,
             in_cluster=opts.in_cluster,
             team_label=opts.team_label,
+            namespaces=tuple(opts.namespaces) if opts.namespaces else None,
             connect_timeout=opts.timeout,
             visibility_interval=opts.kueue_visibility_interval,
         )

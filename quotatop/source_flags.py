@@ -18,6 +18,8 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
                    help="seconds per command or request (default 10)")
     g.add_argument("--kubeconfig", help="k8s: the kubeconfig file")
     g.add_argument("--context", help="k8s: the kubeconfig context")
+    g.add_argument("--namespace", metavar="NS[,NS…]",
+                   help="k8s: only these namespaces' teams and jobs (ClusterQueues stay whole)")
     g.add_argument("--prometheus-url", metavar="URL", help="prometheus: its base URL")
     g.add_argument("--poller-pidfile", metavar="FILE",
                    help="live: the poller's pid file (record --pidfile); gone: poller stale")
@@ -29,6 +31,10 @@ def source_overrides(args: argparse.Namespace, kind: str) -> dict[str, Any]:
         from quotatop.errors import UserError
 
         raise UserError(f"--ssh applies to --source slurm only, not {kind}")
+    if getattr(args, "namespace", None) and kind != "k8s":
+        from quotatop.errors import UserError
+
+        raise UserError(f"--namespace applies to --source k8s only, not {kind}")
     if getattr(args, "poller_pidfile", None) and kind != "live":
         from quotatop.errors import UserError
 
@@ -36,7 +42,10 @@ def source_overrides(args: argparse.Namespace, kind: str) -> dict[str, Any]:
     flags = {"ssh_host": "ssh", "timeout": "timeout", "kubeconfig": "kubeconfig",
              "context": "context", "prometheus_url": "prometheus_url",
              "live_pidfile": "poller_pidfile"}
-    return {key: getattr(args, flag, None) for key, flag in flags.items()}
+    out = {key: getattr(args, flag, None) for key, flag in flags.items()}
+    if getattr(args, "namespace", None):
+        out["namespaces"] = [n for n in args.namespace.split(",") if n.strip()] or None
+    return out
 
 
 def source_options(cfg: Any, args: argparse.Namespace, kind: str, path: str | None,

@@ -223,6 +223,22 @@ def test_a_workload_is_charged_to_its_cluster_queue(snap: Snapshot) -> None:
     assert teams["cq-ml-research"].unseen_usage == {}
 
 
+def test_namespace_flag_shows_those_namespaces_and_the_rest_of_a_queue_as_unseen(
+        kube_api: KubeAPIServer, tmp_path: Path) -> None:  # noqa: F811
+    col = make(kube_api, tmp_path, namespaces=("nlp",))
+    try:
+        snap = col.collect()
+    finally:
+        col.close()
+    assert snap.jobs and {j.id.split("/")[0] for j in snap.jobs} == {"nlp"}
+    teams = {t.name: t for t in snap.teams}
+    assert "ml-research" not in teams and "nlp" in teams
+    # ml-research's 40 GPUs still count against its ClusterQueue, held by workloads
+    # this reader no longer lists.
+    ml = teams["cq-ml-research"]
+    assert ml.usage["gpu"] == 40.0 and ml.unseen_usage["gpu"] == 40.0
+
+
 def test_usage_the_status_states_beyond_the_listed_workloads_is_unseen() -> None:
     from collectors.k8s.kueue import fill_unseen_usage
     from collectors.model import Job, Team

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from collectors import procgroups
 from quotatop.errors import UserError
 from quotatop.flags import MAX_FRAMES, number, seconds
+from quotatop.source_flags import add_source_flags, source_overrides
 
 if TYPE_CHECKING:
     from collectors.base import Collector
@@ -26,12 +27,9 @@ def make_source(args: argparse.Namespace) -> Collector:
     from collectors.config import load_config
     from collectors.sources import open_source
 
-    if args.ssh and args.source != "slurm":
-        raise UserError(f"--ssh applies to --source slurm only, not {args.source}")
     cfg = load_config(args.config)
-    opts = cfg.source_options(args.source, ssh_host=args.ssh, refresh=args.interval,
-                              scenario=args.scenario, prometheus_url=args.prometheus_url,
-                              kubeconfig=args.kubeconfig, context=args.context)
+    opts = cfg.source_options(args.source, **source_overrides(args, args.source),
+                              refresh=args.interval, scenario=args.scenario)
     return open_source(args.source, opts)
 
 
@@ -153,7 +151,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("record", help="poll a source and append snapshots to a recording")
     p.add_argument("--source", required=True, choices=SOURCES)
     p.add_argument("--out", required=True, metavar="FILE", help="recording file (SQLite)")
-    p.add_argument("--ssh", metavar="HOST", help="run the Slurm commands on HOST via ssh")
+    add_source_flags(p)  # the same --ssh, --kubeconfig, --namespace … as every command
     p.add_argument("--interval", type=seconds(), default=None,
                    help="seconds between snapshots (default: the source's poll interval in "
                         "the config; slurm 5, others 2)")
@@ -162,9 +160,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--pidfile", metavar="FILE", help="write the recorder's pid here")
     p.add_argument("--log", metavar="FILE", help="daemon's stdout/stderr (default: none)")
     p.add_argument("--scenario", help="scenario TOML for --source demo")
-    p.add_argument("--prometheus-url", help="Prometheus base URL for --source prometheus")
-    p.add_argument("--kubeconfig", help="kubeconfig for --source k8s")
-    p.add_argument("--context", help="kubeconfig context for --source k8s")
     p.add_argument("--config", help="config TOML (default: $XDG_CONFIG_HOME/quotatop/...)")
     p.add_argument("--frames", type=number(1, 10 * MAX_FRAMES, integer=True),
                    help="stop after this many frames")

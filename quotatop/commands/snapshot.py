@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from quotatop.errors import UserError
-from quotatop.flags import seconds
+from quotatop.source_flags import add_source_flags, source_overrides
 
 
 def _summary(snap) -> str:
@@ -85,13 +85,9 @@ def run(args: argparse.Namespace) -> int:
     from collectors.model import to_json
     from collectors.sources import open_source
 
-    if args.ssh and args.source != "slurm":
-        raise UserError(f"--ssh applies to --source slurm only, not {args.source}")
     cfg = load_config(args.config)
-    opts = cfg.source_options(args.source, ssh_host=args.ssh, timeout=args.timeout,
-                              kubeconfig=args.kubeconfig, context=args.context,
-                              prometheus_url=args.prometheus_url, scenario=args.scenario,
-                              recording=args.recording)
+    opts = cfg.source_options(args.source, **source_overrides(args, args.source),
+                              scenario=args.scenario, recording=args.recording)
     collector = open_source(args.source, opts)
     try:
         snap = collect_showing_progress(collector)
@@ -114,12 +110,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser("snapshot", help="collect one snapshot from a live source")
     p.add_argument("--source", required=True, choices=SOURCES, help="where to collect from")
-    p.add_argument("--ssh", metavar="HOST", help="run the Slurm commands on HOST via ssh")
-    p.add_argument("--timeout", type=seconds(3600.0),
-                   help="seconds per command or request (default 10)")
-    p.add_argument("--kubeconfig", help="kubeconfig for --source k8s")
-    p.add_argument("--context", help="kubeconfig context for --source k8s")
-    p.add_argument("--prometheus-url", help="Prometheus base URL for --source prometheus")
+    add_source_flags(p)  # the same --ssh, --kubeconfig, --namespace … as every command
     p.add_argument("--scenario", help="scenario TOML for --source demo")
     p.add_argument("--recording", help="recording file for --source replay")
     p.add_argument("--config", help="config TOML (default: $XDG_CONFIG_HOME/quotatop/...)")

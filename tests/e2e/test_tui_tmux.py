@@ -59,6 +59,27 @@ def alive(name: str) -> bool:
                           timeout=10).returncode == 0
 
 
+def key(name: str, k: str) -> None:
+    subprocess.run(["tmux", "send-keys", "-t", name, k], check=True, timeout=10)
+
+
+def gone(name: str, text: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while text in screen(name):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{text!r} still on screen after {timeout}s:\n{screen(name)}")
+        time.sleep(0.1)
+
+
+def _frame(shown: str) -> tuple[int, int]:
+    """(position, frames) of the Timeline's "frame N/M"."""
+    import re
+
+    m = re.search(r"frame (\d+)/(\d+)", shown)
+    assert m, shown
+    return int(m.group(1)), int(m.group(2))
+
+
 def _default_demo() -> tuple[str, str]:
     """(the default scenario's name, its first team): what `quotatop` plays."""
     from collectors.scenario_source import ScenarioSource
@@ -76,15 +97,33 @@ def test_quotatop_in_tmux(session: str) -> None:
     assert f"demo:{name}" in shown or f"demo:{name}" in screen(session)
     subprocess.run(["tmux", "send-keys", "-t", session, "5"], check=True, timeout=10)
     wait_for(session, "JOBID")
+    key(session, "U")  # shift+letter sorts by that column (USER), marked ▲
+    wait_for(session, "USER▲")
     subprocess.run(["tmux", "send-keys", "-t", session, "?"], check=True, timeout=10)
     wait_for(session, "read-only: no key changes a job")
     # `?` closes help too (a bare Escape is ambiguous on a terminal until its timeout).
     subprocess.run(["tmux", "send-keys", "-t", session, "?"], check=True, timeout=10)
-    deadline = time.monotonic() + 10
-    while "read-only: no key changes" in screen(session) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    subprocess.run(["tmux", "send-keys", "-t", session, "7"], check=True, timeout=10)
+    gone(session, "read-only: no key changes")
+    key(session, "?")
+    wait_for(session, "read-only: no key changes a job")
+    key(session, "Escape")  # and so does esc, once the terminal's escape delay passes
+    gone(session, "read-only: no key changes")
+    key(session, "C-p")  # the command palette, as help and docs say
+    wait_for(session, "Search for commands")
+    key(session, "Escape")
+    gone(session, "Search for commands")
+    # A replay key from a screen other than the Timeline: pause, read the frame, step.
+    key(session, "7")
     wait_for(session, "frame ")
+    key(session, "space")
+    wait_for(session, "paused")
+    before = _frame(screen(session))
+    key(session, "5")
+    wait_for(session, "JOBID")
+    key(session, "," if before[0] == before[1] else ".")
+    key(session, "7")
+    want = before[0] - 1 if before[0] == before[1] else before[0] + 1
+    wait_for(session, f"frame {want}/{before[1]}")
     subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True, timeout=10)
     deadline = time.monotonic() + 10
     while alive(session) and time.monotonic() < deadline:
