@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from textual.command import CommandPalette
 from textual.widgets import DataTable, Input, TextArea
 from textual_plotext import PlotextPlot
 
@@ -287,7 +288,9 @@ async def test_the_palette_opens_the_what_if_dialog_and_the_report() -> None:
         await loaded(pilot)
         for words, screen_type in (("What-if", WhatifScreen), ("Report: GPU", ReportScreen)):
             await pilot.press("colon")
-            await pilot.pause(0.2)
+            # Type only once the palette is up: before it, "e" of "Report" is the export
+            # key and wrote a CSV into the working directory.
+            await _until(pilot, lambda: isinstance(app.screen, CommandPalette))
             await pilot.press(*words)
             await pilot.pause(0.3)
             await pilot.press("enter")
