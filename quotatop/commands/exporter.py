@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 import msgspec
-from prometheus_client.core import GaugeMetricFamily
-from prometheus_client.registry import Collector, CollectorRegistry
 
 from collectors import procgroups
 from collectors.model import PENDING, Snapshot
@@ -35,6 +33,8 @@ from quotatop.source_flags import add_source_flags, source_options
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
+
+    from prometheus_client.core import GaugeMetricFamily
 
     from collectors.base import Collector as Source
     from quotatop.incidents import IncidentConfig, IncidentMonitor
@@ -184,6 +184,10 @@ class Exporter:
         self.monitor: IncidentMonitor = IncidentMonitor(incidents)
         self._lock = threading.Lock()
         self._state = _State()
+        # Imported here, not at the top: the CLI loads every command module to build its
+        # parser, and the demo does not install prometheus_client (scripts/demo_requirements.py).
+        from prometheus_client.registry import CollectorRegistry
+
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(QuotaMetrics(self))
 
@@ -244,10 +248,11 @@ class Exporter:
             self.poll()
 
 
-class QuotaMetrics(Collector):
+class QuotaMetrics:
     """A custom collector: each scrape builds its families from the latest Frame, so
     teams that vanish from the source vanish from /metrics (no stale label sets kept
-    alive, as module-level Gauges would)."""
+    alive, as module-level Gauges would). The registry needs only ``collect``: no base
+    class, so that importing this module does not import prometheus_client."""
 
     def __init__(self, exporter: Exporter) -> None:
         self.exporter = exporter
@@ -317,6 +322,8 @@ class QuotaMetrics(Collector):
 
 def _gauge(name: str, doc: str, labels: list[str],
            samples: Iterable[tuple[list[str], float]]) -> GaugeMetricFamily:
+    from prometheus_client.core import GaugeMetricFamily
+
     g = GaugeMetricFamily(name, doc, labels=labels)
     for values, v in samples:
         g.add_metric(values, v)
