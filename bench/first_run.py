@@ -57,8 +57,12 @@ def _first_frame(clone: Path) -> float:
                     "-m", "quotatop"], check=True, timeout=10, env=_env())
     try:
         while time.monotonic() - t0 < 120:
-            shown = subprocess.run(["tmux", "capture-pane", "-p", "-t", name],
-                                   capture_output=True, text=True, timeout=10).stdout
+            cap = subprocess.run(["tmux", "capture-pane", "-p", "-t", name],
+                                 capture_output=True, text=True, timeout=10)
+            if cap.returncode != 0:  # the session ends with its command: the TUI exited
+                sys.exit("first_run: the TUI exited before its first frame; rerun with "
+                         "--keep and run .venv/bin/python -m quotatop in the clone to see why")
+            shown = cap.stdout
             if "1 Overview" in shown and "demo:" in shown:
                 return time.monotonic() - t0
             time.sleep(0.05)
