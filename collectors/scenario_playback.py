@@ -104,6 +104,10 @@ class ScenarioPlayback:
 
         self.scenario = scenario
         self.cluster, self.jobs, self.policy = v2_inputs(scenario)
+        self._policy_json = msgspec.json.encode(self.policy).decode()
+        # Per frame index: the priority (and factors) of each job pending or starting at
+        # that frame, as the core gives them; read for the jobs that start there.
+        self._start_tables: dict[int, dict[str, tuple[float, PriorityFactors]]] = {}
         try:
             result = scheduler_core.simulate(self.jobs, self.policy, cluster=self.cluster,
                                              start=0.0, until=scenario.until)
@@ -147,7 +151,7 @@ class ScenarioPlayback:
             self._predicted, self._predicted_offset = OrderedDict(), offset
         snap = self._predicted.get(index)
         if snap is None:
-            snap = self._with_predictions(shifted(self._snapshot(index), offset))
+            snap = self._with_predictions(shifted(self._snapshot(index), offset), offset)
             self._predicted[index] = snap
             while len(self._predicted) > self.PREDICTED_KEPT:
                 self._predicted.popitem(last=False)
@@ -276,7 +280,11 @@ class ScenarioPlayback:
             nodes=nodes, teams=teams, qos=list(self.cluster.qos), jobs=jobs,
             meta={"step": str(index + 1), "steps": str(len(self.times)), "time": f"{f.t:g}",
                   "unit": self.unit, "scenario": info.name, "policy": info.policy,
-                  "rejected": str(f.rejected), "preemptions": str(f.preemptions)})
+                  "rejected": str(f.rejected), "preemptions": str(f.preemptions),
+                  # The demo's scheduler is the core under this exact policy: a view's
+                  # own prediction runs under it too, or its Preemption panel would name
+                  # other victims than the next frame preempts (tui/predictions.py).
+                  "core_policy": self._policy_json})
         if index + 1 < len(self.times) and self.times[index + 1] == f.t:
             snap.meta["moment"] = "before preemption"
         return self._with_fairshare(snap)
@@ -300,32 +308,61 @@ class ScenarioPlayback:
             teams.append(tm)
         return msgspec.structs.replace(snap, teams=teams)
 
-    def _with_predictions(self, snap: Snapshot) -> Snapshot:
-        # Jobs that started at this very instant were pending just before the pass
-        # that started them: asking for them as pending gives the priority they
-        # started with (what squeue keeps showing for a running job).
-        just = {j.id for j in snap.jobs if j.state == RUNNING and j.start_time == snap.taken_at}
-        if not just and not any(j.state == PENDING for j in snap.jobs):
+    def _start_priority(self, start: float) -> dict[str, tuple[float, PriorityFactors]]:
+        """The priorities at the frame of scenario second ``start`` (at or before it) of
+        the jobs pending or starting there: what a job that starts then started with (a
+        job starting at that very instant was pending just before the pass that started
+        it, so it is asked for as pending). Kept per frame, so a frame looks the same
+        whatever order frames are asked in."""
+        k = self.index_at(start)
+        table = self._start_tables.get(k)
+        if table is None:
+            snap = self._snapshot(k)
+            asked = [msgspec.structs.replace(j, state=PENDING, nodes=[], start_time=None)
+                     if j.state == RUNNING and j.start_time == snap.taken_at else j
+                     for j in snap.jobs]
+            try:  # priorities are the core's at the snapshot: a horizon of a second will do
+                preds = scheduler_core.predict(msgspec.structs.replace(snap, jobs=asked),
+                                               self.policy, horizon=1.0)
+            except ValueError:
+                preds = []
+            table = {p.job_id: (p.priority, _factors(p)) for p in preds}
+            self._start_tables[k] = table
+        return table
+
+    def _with_predictions(self, snap: Snapshot, offset: float = 0.0) -> Snapshot:
+        # A running job shows the priority it started with (what squeue keeps showing:
+        # Slurm stops recomputing a job's priority once it runs), and the core ranks the
+        # victims of a preemption by it, as the simulation did.
+        jobs_in = []
+        for j in snap.jobs:
+            if j.state == RUNNING and j.start_time is not None:
+                got = self._start_priority(j.start_time - offset - EPOCH).get(j.id)
+                if got is not None:
+                    j = msgspec.structs.replace(j, priority=got[0], factors=got[1])
+            jobs_in.append(j)
+        snap = msgspec.structs.replace(snap, jobs=jobs_in)
+        if not any(j.state == PENDING for j in snap.jobs):
             return snap
-        asked = [msgspec.structs.replace(j, state=PENDING, nodes=[], start_time=None)
-                 if j.id in just else j for j in snap.jobs]
         try:
-            preds = scheduler_core.predict(msgspec.structs.replace(snap, jobs=asked),
-                                           self.policy, horizon=86400.0)
+            preds = scheduler_core.predict(snap, self.policy, horizon=86400.0)
         except ValueError as e:
             return msgspec.structs.replace(snap, warnings=[f"core predict: {e}"])
         by_id = {p.job_id: p for p in preds}
         jobs = []
         for j in snap.jobs:
             p = by_id.get(j.id)
-            if p is not None and (j.state == PENDING or j.id in just):
-                f = p.factors
-                j = msgspec.structs.replace(
-                    j, priority=p.priority, reason=p.reason if j.state == PENDING else None,
-                    factors=PriorityFactors(age=f.age, fairshare=f.fairshare, qos=f.qos,
-                                            job_size=f.job_size, partition=f.partition))
+            if p is not None and j.state == PENDING:
+                j = msgspec.structs.replace(j, priority=p.priority, reason=p.reason,
+                                            factors=_factors(p))
             jobs.append(j)
         return msgspec.structs.replace(snap, jobs=jobs)
+
+
+def _factors(p: scheduler_core.Prediction) -> PriorityFactors:
+    f = p.factors
+    return PriorityFactors(age=f.age, fairshare=f.fairshare, qos=f.qos, job_size=f.job_size,
+                           partition=f.partition)
 
 
 def shifted(snap: Snapshot, dt: float) -> Snapshot:

@@ -39,6 +39,25 @@ def test_screen_100x30(snap_compare, key: str, name: str) -> None:  # type: igno
     assert snap_compare(fixture_app(), terminal_size=(100, 30), run_before=ready)
 
 
+# Issue #18: every screen at the two sizes a user brings, the smallest terminal and a
+# large one (columns fitted to the width, the height used). The Overview's are below and
+# in tests/test_tui_chart_snapshots.py: its charts draw the app's own history, which
+# these fixtures' prediction worker may or may not have added a sample to.
+SIZED = [s for s in SCREENS if s[1] != "overview"]
+
+
+@pytest.mark.parametrize(("key", "name"), SIZED, ids=[n for _, n in SIZED])
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+def test_screen_at_both_sizes(snap_compare, key: str, name: str,  # type: ignore[no-untyped-def]
+                              size: tuple[int, int]) -> None:
+    async def ready(pilot):  # type: ignore[no-untyped-def]
+        await loaded(pilot)
+        await pilot.press(key)
+        await pilot.pause(0.1)
+
+    assert snap_compare(fixture_app(), terminal_size=size, run_before=ready)
+
+
 def test_overview_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
     async def ready(pilot):  # type: ignore[no-untyped-def]
         await loaded(pilot)

@@ -263,10 +263,16 @@ def _site_policy(snap: Snapshot) -> bytes | None:
     """The policy of the snapshot's own scheduler (its weights, backfill and
     preemption settings), so that the view predicts what *this* scheduler does."""
     try:
-        from scheduler_core.policy import encode_policy
+        from scheduler_core.policy import Policy, encode_policy
         from scheduler_core.site import site_policy
     except ImportError:  # a core without the site mapping: its defaults
         return None
+    stated = snap.meta.get("core_policy")
+    if stated:  # a demo: the core itself is the scheduler, under this policy
+        try:
+            return encode_policy(msgspec.json.decode(stated, type=Policy))
+        except msgspec.MsgspecError:  # a recording from another version: the site's
+            pass
     return encode_policy(site_policy(snap))
 
 

@@ -922,11 +922,39 @@ impl<'a, 'p> Engine<'a, 'p> {
         } else {
             self.fairshare_factors()
         };
+        self.compact_pending();
+        let pending = std::mem::take(&mut self.pending);
+        self.set_priorities(&pending, t, &fs);
+        self.pending = pending;
+    }
+
+    /// Running jobs of the snapshot: the priority the source states (squeue shows a
+    /// running job's), else the one its factors give now. Preemption takes the lowest
+    /// first, so a running job left at 0 would be taken before any that has one.
+    pub fn prioritise_running(&mut self, t: f64) {
+        let fs = if self.p.w.fairshare == 0.0 {
+            vec![0.0; self.c.teams.len()]
+        } else {
+            self.fairshare_factors()
+        };
+        let running: Vec<usize> = (0..self.c.jobs.len())
+            .filter(|&j| self.c.jobs[j].from_snapshot_running)
+            .collect();
+        self.set_priorities(&running, t, &fs);
+        for &j in &running {
+            let job = &mut self.c.jobs[j];
+            if let Some(p) = job.src_prio {
+                job.prio = p;
+            }
+        }
+    }
+
+    /// Each job's factors and priority at `t`, with fair-share factors `fs` per team.
+    fn set_priorities(&mut self, jobs: &[usize], t: f64, fs: &[f64]) {
         let w = &self.p.w;
         let tot = self.c.total;
         let unit = self.c.unit;
-        self.compact_pending();
-        for &j in &self.pending {
+        for &j in jobs {
             let job = &mut self.c.jobs[j];
             let age = ((t - job.eligible).max(0.0).min(self.p.max_age)) / self.p.max_age;
             let mut size = if tot[unit] > 0.0 {
