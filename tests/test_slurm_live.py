@@ -61,7 +61,14 @@ def test_every_job_state_and_reason(
             assert job.reason == reason, job_id
     live = {j.id for j in snap.jobs if j.state in ("pending", "running")}
     assert live <= set(states)
+    requeued = set(slurm_workload.preempted_job_ids)
     for sub in slurm_workload.jobs.values():
+        if sub.job_id in requeued:
+            # A requeued job waits for its new BeginTime, then for GPUs like any other:
+            # which one squeue shows hangs on how long after the preemption this runs
+            # (CI once got here after it passed). Its reason was checked against squeue's
+            # own above; test_slurm_harness treats it the same way.
+            continue
         if sub.expected_state == "PENDING" and states.get(sub.job_id, ("",))[0] == "PENDING":
             assert jobs[sub.job_id].reason == sub.expected_reason, sub.key
 

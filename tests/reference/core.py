@@ -97,6 +97,7 @@ class RJob:
     nodes: list[int] = field(default_factory=list)
     prio: float = 0.0
     snapshot_running: bool = False
+    src_prio: float | None = None  # the priority the source states
 
 
 def class_rank(c: str | None) -> int:
@@ -223,7 +224,9 @@ class Reference:
                        limit=limit, remaining=rem, submit=submit,
                        eligible=max(el if el is not None else submit, submit),
                        rank=class_rank(w.get("qos_class")), gang=w.get("gang"),
-                       st="future" if arrival else "pending", snapshot_running=running)
+                       st="future" if arrival else "pending", snapshot_running=running,
+                       src_prio=w.get("priority") if isinstance(w.get("priority"), float)
+                       and math.isfinite(w["priority"]) else None)
             if typed and typed[-1] in self.qtypes:
                 job.qdim = 3 + self.qtypes.index(typed[-1])
             if running:
@@ -334,11 +337,18 @@ class Reference:
             f[t] = (n - rank) / n
         return f
 
-    def priorities(self, t: float) -> None:
+    def priorities(self, t: float, running: bool = False) -> None:
+        """Pending jobs' priorities at ``t``; ``running``: the snapshot's running jobs'
+        instead, the source's stated priority where it gives one (a running job keeps
+        the priority it started with; victims are taken lowest first)."""
         fs = self.fairshare()
         w = self.p["weights"]
         for job in self.jobs:
-            if job.st not in ("pending", "future"):
+            if running != job.snapshot_running or (not running and
+                                                   job.st not in ("pending", "future")):
+                continue
+            if running and job.src_prio is not None:
+                job.prio = job.src_prio
                 continue
             age = min(max(t - job.eligible, 0.0), self.p["max_age"]) / self.p["max_age"]
             u = self.unit
@@ -842,6 +852,7 @@ def predict(snap: dict, policy: dict, horizon: float) -> dict[str, tuple[float |
     now = snap.get("taken_at", 0.0)
     r = Reference(snap, [], now, now + horizon, True, policy)
     r.priorities(now)
+    r.priorities(now, running=True)
     for j in submit_order(r):
         r.admit(j, now)
     pending = [j for j, job in enumerate(r.jobs) if job.st in ("pending", "rejected")]
