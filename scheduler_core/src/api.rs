@@ -168,8 +168,7 @@ fn predict_with(
     let mut e = Engine::new(c, policy, now);
     e.static_priority = true;
     e.keep_events = false;
-    e.compute_priorities(now);
-    e.prioritise_running(now);
+    e.prioritise_snapshot(now);
     if policy.priority == PriorityMode::Source {
         // The order the source reports at the snapshot; from there, only age moves it.
         for job in e.c.jobs.iter_mut().filter(|j| j.st == St::Pending) {

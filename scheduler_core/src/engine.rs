@@ -916,27 +916,17 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     pub fn compute_priorities(&mut self, t: f64) {
-        // With no fair-share weight (FCFS trace replays) the factors would be multiplied away.
-        let fs = if self.p.w.fairshare == 0.0 {
-            vec![0.0; self.c.teams.len()]
-        } else {
-            self.fairshare_factors()
-        };
-        self.compact_pending();
-        let pending = std::mem::take(&mut self.pending);
-        self.set_priorities(&pending, t, &fs);
-        self.pending = pending;
+        let fs = self.priority_fairshare();
+        self.prioritise_pending(t, &fs);
     }
 
-    /// Running jobs of the snapshot: the priority the source states (squeue shows a
-    /// running job's), else the one its factors give now. Preemption takes the lowest
-    /// first, so a running job left at 0 would be taken before any that has one.
-    pub fn prioritise_running(&mut self, t: f64) {
-        let fs = if self.p.w.fairshare == 0.0 {
-            vec![0.0; self.c.teams.len()]
-        } else {
-            self.fairshare_factors()
-        };
+    /// At the snapshot's moment: the pending jobs as `compute_priorities` does, and the
+    /// snapshot's running jobs the priority the source states (squeue shows a running
+    /// job's), else the one its factors give now. Preemption takes the lowest first, so
+    /// a running job left at 0 would be taken before any that has one.
+    pub fn prioritise_snapshot(&mut self, t: f64) {
+        let fs = self.priority_fairshare();
+        self.prioritise_pending(t, &fs);
         let running: Vec<usize> = (0..self.c.jobs.len())
             .filter(|&j| self.c.jobs[j].from_snapshot_running)
             .collect();
@@ -947,6 +937,23 @@ impl<'a, 'p> Engine<'a, 'p> {
                 job.prio = p;
             }
         }
+    }
+
+    /// Each team's fair-share factor as priorities read it.
+    fn priority_fairshare(&self) -> Vec<f64> {
+        // With no fair-share weight (FCFS trace replays) the factors would be multiplied away.
+        if self.p.w.fairshare == 0.0 {
+            vec![0.0; self.c.teams.len()]
+        } else {
+            self.fairshare_factors()
+        }
+    }
+
+    fn prioritise_pending(&mut self, t: f64, fs: &[f64]) {
+        self.compact_pending();
+        let pending = std::mem::take(&mut self.pending);
+        self.set_priorities(&pending, t, fs);
+        self.pending = pending;
     }
 
     /// Each job's factors and priority at `t`, with fair-share factors `fs` per team.
@@ -1510,6 +1517,19 @@ impl<'a, 'p> Engine<'a, 'p> {
         }
     }
 
+    /// The node groups (one per GPU type) a job of GPU type `gtype` may use.
+    fn node_groups(&self, gtype: Option<&str>) -> std::borrow::Cow<'_, [usize]> {
+        match gtype {
+            Some(t) => self
+                .gpu_groups
+                .iter()
+                .position(|g| *g == Some(t))
+                .into_iter()
+                .collect(),
+            None => std::borrow::Cow::Borrowed(&self.all_groups),
+        }
+    }
+
     /// `consecutive_pick` for a one-node job, now, without visiting every
     /// fitting node: the best run's CPUs are at least those of its tightest
     /// node, so walking nodes by free CPUs may stop at the first node with
@@ -1523,24 +1543,12 @@ impl<'a, 'p> Engine<'a, 'p> {
                 && self.c.node_eligible(j, n)
                 && (res.is_empty() || self.clear_of(n, self.now, to, &need, res))
         };
-        let typed: Vec<usize>;
-        let groups = match job.gtype {
-            Some(t) => {
-                typed = self
-                    .gpu_groups
-                    .iter()
-                    .position(|g| *g == Some(t))
-                    .into_iter()
-                    .collect();
-                &typed
-            }
-            None => &self.all_groups,
-        };
+        let groups = self.node_groups(job.gtype);
         // (run's free CPUs, its first node, its tightest node), and the runs seen.
         let mut best: Option<(f64, usize, usize)> = None;
         let mut seen: Vec<(usize, usize)> = Vec::new();
         let last = self.c.nodes.len() - 1;
-        self.best.each_by_cpu(groups, &need, |n, cpus| {
+        self.best.each_by_cpu(&groups, &need, |n, cpus| {
             if let Some((sum, first, _)) = best {
                 if cpus > sum {
                     return Step::Stop;
@@ -1585,21 +1593,9 @@ impl<'a, 'p> Engine<'a, 'p> {
         if free.is_none() && self.p.placement == Placement::BestFit {
             // Nodes come tightest first: the first `nn` that take the job are
             // the ones scoring would pick.
-            let typed: Vec<usize>;
-            let groups = match job.gtype {
-                Some(t) => {
-                    typed = self
-                        .gpu_groups
-                        .iter()
-                        .position(|g| *g == Some(t))
-                        .into_iter()
-                        .collect();
-                    &typed
-                }
-                None => &self.all_groups,
-            };
+            let groups = self.node_groups(job.gtype);
             let mut out = Vec::with_capacity(job.nn);
-            self.best.each_best(groups, &need, |n| {
+            self.best.each_best(&groups, &need, |n| {
                 if self.c.node_eligible(j, n)
                     && (res.is_empty() || self.clear_of(n, self.now, to, &need, res))
                 {
