@@ -12,12 +12,13 @@ of its own, under its allowlist), so the polling round is never touched from thi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from collectors.model import Snapshot
 from quotatop.errors import UserError
+from quotatop.review.frames import recording_frames, scenario_frames
 from quotatop.review.history import History
 from quotatop.review.report import Prices, Report, build_report
 
@@ -26,44 +27,20 @@ NO_HISTORY = ("this source keeps no job history: press R to record this session 
               "reports on the frames recorded")
 
 
-def _scenario_frames(scenario: Any) -> Iterator[Snapshot]:
-    """The scenario once through (no loop), as `quotatop report --source demo` plays it."""
-    from collectors.scenario_source import ScenarioSource
-
-    src = ScenarioSource(scenario, loop=False)
-    for _ in range(src.total_steps):
-        yield src.collect()
-
-
-def _recording_frames(path: str | Path) -> Iterator[Snapshot]:
-    from collectors.recording import RecordingError, open_recording
-
-    try:
-        rec = open_recording(str(path))
-    except (RecordingError, OSError) as e:
-        raise UserError(f"{path}: {e}") from None
-    try:
-        yield from rec
-    except RecordingError as e:
-        raise UserError(f"{path}: {e}") from None
-    finally:
-        rec.close()
-
-
 def session_frames(collector: Any, recording: Path | None) -> tuple[str, Iterable[Snapshot]]:
     """(what the frames are, the frames) for the session's collector; a UserError when
     it has none to read again (a live source that is not being recorded)."""
     source = getattr(collector, "source", None)  # tui.scenario_timeline.ScenarioTimeline
     scenario = getattr(source, "scenario", None)
     if scenario is not None and hasattr(source, "total_steps"):
-        return f"the scenario {collector.name} once through", _scenario_frames(scenario)
+        return f"the scenario {collector.name} once through", scenario_frames(scenario)
     rec = getattr(collector, "recording", None)  # collectors.replay_source.ReplaySource
     rec_path = getattr(rec, "path", None)
     if rec_path:
-        return f"the recording {Path(rec_path).name}", _recording_frames(rec_path)
+        return f"the recording {Path(rec_path).name}", recording_frames(rec_path)
     if recording is not None:
         return (f"this session's recording {recording.name}",
-                _recording_frames(recording))
+                recording_frames(recording))
     raise UserError(NO_HISTORY)
 
 

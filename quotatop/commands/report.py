@@ -25,6 +25,7 @@ import msgspec
 
 from collectors.model import Node, Snapshot, Team
 from quotatop.errors import UserError
+from quotatop.review.frames import recording_frames
 from quotatop.review.report import (
     JobRecord,
     Prices,
@@ -125,30 +126,13 @@ def _from_frames(frames: Iterable[Snapshot], incident_cfg: Any) -> Gathered:
                     incidents_note=None)
 
 
-def _recording_frames(path: str) -> Iterable[Snapshot]:
-    from collectors.recording import RecordingError, open_recording
-
-    try:
-        rec = open_recording(path)
-    except (RecordingError, OSError) as e:
-        raise UserError(f"{path}: {e}") from None
-    try:
-        yield from rec
-    except RecordingError as e:
-        raise UserError(f"{path}: {e}") from None
-    finally:
-        rec.close()
-
-
 def _demo_frames(path: str | None) -> Iterable[Snapshot]:
     """The scenario once through (no loop), every frame the demo would show."""
-    from collectors.scenario_source import ScenarioSource
     from collectors.sources import DEFAULT_SCENARIO
+    from quotatop.review.frames import scenario_frames
     from quotatop.scenario import load_scenario
 
-    src = ScenarioSource(load_scenario(path or DEFAULT_SCENARIO), loop=False)
-    for _ in range(src.total_steps):
-        yield src.collect()
+    return scenario_frames(load_scenario(path or DEFAULT_SCENARIO))
 
 
 def gather_slurm(args: argparse.Namespace, cfg: Any, since: float, until: float) -> Gathered:
@@ -196,7 +180,7 @@ def gather(args: argparse.Namespace) -> tuple[Report, Gathered]:
                        else cfg.sources.replay.recording)
         if not rec:
             raise UserError(f"--source {kind} needs a file: --source {kind} FILE")
-        g = _from_frames(_recording_frames(rec), _incident_config(cfg))
+        g = _from_frames(recording_frames(rec), _incident_config(cfg))
         until = parse_when(args.until, now) if args.until else g.end
     elif kind == "demo":
         source_overrides(args, kind)
