@@ -163,8 +163,8 @@ def _slurm(opts: SourceOptions) -> Collector:
 
 
 def _k8s(opts: SourceOptions) -> Collector:
+    from collectors.k8s.collector import KubernetesCollector, KubernetesConfig
     from collectors.k8s.kubeconfig import KubeconfigError, check_kubeconfig
-    from collectors.kubernetes_source import KubernetesCollector, KubernetesConfig
 
     kubeconfig = _existing_file(opts.kubeconfig, "kubeconfig")
     if kubeconfig is not None and not opts.in_cluster:

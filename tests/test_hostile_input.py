@@ -383,7 +383,7 @@ def test_malformed_kubeconfig_is_one_source_error_naming_the_file(
     assert f"kubeconfig {path}:" in line
     assert "does not support item assignment" not in line
     # Through $KUBECONFIG, as the TUI's live source: a stale snapshot with the same reason.
-    from collectors.kubernetes_source import KubernetesCollector, KubernetesConfig
+    from collectors.k8s.collector import KubernetesCollector, KubernetesConfig
 
     monkeypatch.setenv("KUBECONFIG", str(path))
     col = KubernetesCollector(KubernetesConfig(connect_timeout=2))

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from collectors.k8s.collector import KubernetesCollector, KubernetesConfig
 from collectors.k8s.pods import pod_requests, qos_class
 from collectors.k8s.quantity import convert, parse_quantity
-from collectors.kubernetes_source import KubernetesCollector, KubernetesConfig
 from collectors.model import Snapshot, to_json
 from harness.fixtures_k8s_prom import kube_api  # noqa: F401  (pytest fixture)
 from harness.kube_apiserver import PENDING_MESSAGE, KubeAPIServer, seed
@@ -432,7 +432,7 @@ def test_unknown_kueue_version_is_reported(tmp_path: Path) -> None:
 
 def test_module_import_pulls_in_neither_client_nor_textual() -> None:
     code = (
-        "import sys, collectors.kubernetes_source\n"
+        "import sys, collectors.k8s.collector\n"
         "bad = [m for m in ('kubernetes', 'textual', 'urllib3') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )

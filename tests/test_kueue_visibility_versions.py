@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from collectors.k8s.collector import KubernetesCollector, KubernetesConfig
 from collectors.k8s.kueue import cluster_queue_to_team, workload_to_job
-from collectors.kubernetes_source import KubernetesCollector, KubernetesConfig
 from collectors.model import Snapshot
 from harness import kueue_api
 from harness.kube_apiserver import KubeAPIServer, seed, seed_objects

@@ -28,7 +28,7 @@ def test_import_pulls_in_no_backend() -> None:
     code = (
         "import sys, collectors.sources\n"
         "heavy = ['kubernetes', 'prometheus_api_client', 'textual', 'collectors.slurm',"
-        " 'collectors.kubernetes_source', 'collectors.prometheus_source',"
+        " 'collectors.k8s.collector', 'collectors.prometheus_source',"
         " 'collectors.replay_source', 'collectors.scenario_source']\n"
         "print(','.join(m for m in heavy if m in sys.modules))"
     )

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 import scheduler_core
 from collectors.k8s import quantity
+from collectors.k8s.collector import KubernetesCollector, KubernetesConfig
 from collectors.k8s.visibility import parse_summary
-from collectors.kubernetes_source import KubernetesCollector, KubernetesConfig
 from collectors.model import Snapshot, to_msgpack
 from collectors.prometheus_source import PrometheusCollector, PrometheusConfig
 from fuzz.strategies import (
