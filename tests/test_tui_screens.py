@@ -16,7 +16,7 @@ from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.scroll_view import ScrollView
 from textual.widgets import Input, Static, TabbedContent
-from tui_fixtures import NOW, BrokenCollector, FixedCollector, frozen_clock, snapshot
+from tui_fixtures import NOW, T0, BrokenCollector, FixedCollector, frozen_clock, snapshot
 
 from collectors.base import Collector
 from collectors.model import Job, Snapshot
@@ -103,24 +103,53 @@ async def test_priority_preemption_is_the_cores_answer() -> None:
         assert " rank " in screen_text(app)
 
 
-async def test_priority_orders_pending_and_names_preemption_victims(
+async def test_priority_orders_pending_and_says_there_is_no_core_to_predict_preemption(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import scheduler_core
 
-    monkeypatch.delattr(scheduler_core, "predict", raising=False)  # no core: the estimate
+    monkeypatch.delattr(scheduler_core, "predict", raising=False)  # a build with no core
     async with running() as (app, pilot):
         await pilot.press("3")
         await pilot.pause()
         text = screen_text(app)
         order = [text.index(f" {j} ") for j in ("2001", "2006", "2005", "2002", "2003", "2004")]
         assert order == sorted(order)
-        panel = str(app.query_one("#preempt", Static).content)
-        assert "2001 (prod, qos high, 16 gpu) would preempt, in order (estimate" in panel
         assert str(app.query_one("#legend", Static).content).startswith(
             "pending in priority order (the source's priority")
-        # scavenger (QoS priority 0) goes before low (10); Guaranteed prod jobs never.
-        assert text.index("1010") < text.index("1009")
-        assert "1001" not in text.split("would preempt")[1]
+        panel = str(app.query_one("#preempt", Static).content)
+        # No preemption model of the TUI's own: without the core, no victims at all.
+        assert panel == "Preemption\nnot predicted: this build has no scheduling core"
+
+
+async def test_preemption_panel_waits_for_the_core_then_shows_its_victims(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import scheduler_core
+
+    answer = threading.Event()
+
+    def predict(data: bytes) -> list[dict]:
+        answer.wait(10)
+        return [{"job_id": "2001", "start": T0, "nodes": ["gpu01"], "binding": "",
+                 "preemptions": ["1009", "1010"]}]
+
+    monkeypatch.setattr(scheduler_core, "predict", predict, raising=False)
+    async with running() as (app, pilot):
+        await pilot.press("3")
+        await pilot.pause()
+        panel = str(app.query_one("#preempt", Static).content)
+        assert panel == "Preemption\nwaiting for the scheduling core…"
+        answer.set()
+        for _ in range(100):  # bounded: the core answers in its own worker
+            await pilot.pause(0.02)
+            if app.data is not None and app.data.predictions.from_core:
+                break
+        await pilot.pause()
+        panel = str(app.query_one("#preempt", Static).content)
+        assert "2001 (prod, qos high, 16 gpu) would preempt, in order:" in panel
+        # The core's victims in the core's order, and no others.
+        victims = panel.split("in order:")[1]
+        assert victims.index("1009") < victims.index("1010")
+        assert "1001" not in victims and "estimate" not in panel
 
 
 async def test_elastic_shows_borrowing_and_reclaim_order() -> None:

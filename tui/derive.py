@@ -285,30 +285,6 @@ def _victim_order(snap: Snapshot) -> list[Job]:
     return running
 
 
-def preemption_victims(snap: Snapshot, job: Job) -> list[Job]:
-    """Running jobs `job`'s QoS may preempt, taken in order until it would fit."""
-    unit = unit_of(snap)
-    qmap = qos_priority(snap)
-    q = qmap.get(job.qos)
-    mine = QOS_CLASS_RANK.get(job.qos_class or "", 1)
-    need = job.request.get(unit, 0.0)
-    meter = cluster_meter(snap, unit)
-    need -= meter.free
-    if need <= 0:
-        return []
-    out: list[Job] = []
-    for v in _victim_order(snap):
-        preemptable = (q is not None and v.qos in q.preempts) or (
-            job.qos_class is not None and QOS_CLASS_RANK.get(v.qos_class or "", 1) < mine)
-        if not preemptable:
-            continue
-        out.append(v)
-        need -= v.request.get(unit, 0.0)
-        if need <= 0:
-            break
-    return out
-
-
 def preemptor(snap: Snapshot) -> Job | None:
     """The pending job with the strongest claim to preempt: highest QoS that
     preempts something, then scheduler order."""

@@ -16,9 +16,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 
 from collectors.model import Job, PriorityFactors, Snapshot
-from tui.derive import pending_in_order, preemption_victims, preemptor
+from tui.derive import pending_in_order, preemptor
 from tui.format import DASH, duration, num
-from tui.predictions import CORE, Predictions
+from tui.predictions import CORE, Predictions, core_available
 from tui.table_fit import Cell, Columns, Rows, fill_table, layout_width
 from tui.theme_colors import team_style
 from tui.views.base import View, ViewData
@@ -247,15 +247,19 @@ class PriorityView(View):
     def _preempt_text(self, snap: Snapshot, data: ViewData) -> Text:
         t = Text("Preemption\n", style="bold")
         preds = data.predictions
+        # The core is the only authority on preemption: until it has answered for this
+        # snapshot the panel says so, and shows nothing of its own making.
+        if not preds.from_core and (preds.taken_at is None or preds.error):
+            t.append(waiting_words(preds), style="dim")
+            return t
         by_id = {j.id: j for j in snap.jobs}
-        # The core is the authority: the first pending job it predicts preempts. A job
-        # preempts when it starts, so only those it starts at once are decoded (from the
-        # start column: 100k pending rows are not decoded on every repaint).
+        # The first pending job the core predicts preempts. A job preempts when it
+        # starts, so only those it starts at once are decoded (from the start column:
+        # 100k pending rows are not decoded on every repaint).
         now = preds.taken_at if preds.taken_at is not None else snap.taken_at
         job = next((j for j in pending_in_order(snap)
-                    if preds.start(j) == now and preds.get(j).preempts), None) \
-            if preds.from_core else None
-        if job is None:
+                    if preds.start(j) == now and preds.get(j).preempts), None)
+        if job is None:  # none preempts: say why for the job with the strongest claim
             job = preemptor(snap)
         if job is None:
             if not any(q.preempts for q in snap.qos):
@@ -263,30 +267,23 @@ class PriorityView(View):
             else:
                 t.append("none: no pending job has a QoS that preempts", style="dim")
             return t
+        pred = preds.get(job)
+        if pred.origin != CORE:  # a job newer than the core's answer
+            t.append(waiting_words(preds), style="dim")
+            return t
         unit = data.derived.unit
         t.append(f"{job.id} ({job.team}, qos {job.qos}, {num(job.request.get(unit))} {unit})",
                  style="bold")
-        pred = preds.get(job)
-        victims: list[Job]
-        if pred.origin == CORE:
-            victims = [by_id[v] for v in pred.preempts if v in by_id]
-        else:  # no answer from the core (yet): the view's own estimate, said so
-            victims = preemption_victims(snap, job)
+        victims = [by_id[v] for v in pred.preempts if v in by_id]
         if not victims:
-            if pred.origin != CORE:
-                t.append("\nfits without preempting anyone", style="green")
-            elif pred.start is not None and pred.start <= data.now:
+            if pred.start is not None and pred.start <= data.now:
                 t.append("\nthe core predicts it starts now without preempting anyone",
                          style="green")
             else:
                 t.append(f"\nthe core predicts no preemption: {pred.binding or 'it waits'}",
                          style="yellow")
             return t
-        t.append(" would preempt, in order" + ("" if pred.origin == CORE else
-                                               " (estimate: the core has not answered)")
-                 + ":\n")
-        short = (job.request.get(unit, 0.0) - data.derived.meter.free
-                 - sum(v.request.get(unit, 0.0) for v in victims))
+        t.append(" would preempt, in order:\n")
         for v in victims[:8]:
             cls = f" {v.qos_class}" if v.qos_class else ""
             t.append(f"  {v.id:<9}", style="red")
@@ -294,6 +291,13 @@ class PriorityView(View):
             t.append(f"{v.qos}{cls}  {num(v.request.get(unit))} {unit}\n")
         if len(victims) > 8:
             t.append(f"  … {len(victims) - 8} more\n", style="dim")
-        if short > 0 and pred.origin != CORE:
-            t.append(f"and would still wait for {num(short)} {unit} more", style="yellow")
         return t
+
+
+def waiting_words(preds: Predictions) -> str:
+    """Why the Preemption panel has no answer of the core's to show."""
+    if preds.error:
+        return f"not predicted: {preds.error}"
+    if not core_available():
+        return "not predicted: this build has no scheduling core"
+    return "waiting for the scheduling core…"
