@@ -1,4 +1,5 @@
-"""quotatop's Textual application: eight screens over one collector.
+"""quotatop's Textual application over one collector: eight views (keys 1–8), the
+Report screen (m), and the help, job-detail and what-if dialogs over them.
 
 The collector runs in a thread worker at the configured cadence; the worker also
 derives what the screens show (team rows, meter, predictions), so the UI thread
