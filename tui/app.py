@@ -58,23 +58,16 @@ from tui.widgets.pending_list import PendingList
 
 HISTORY = 60  # refreshes of per-team usage kept for the sparklines
 TABS_FULL = 90  # columns the tab bar needs with Textual's own padding
+STYLES = Path(__file__).parent / "styles"
 
 
 class QuotatopApp(HabitsMixin, App[None]):
     TITLE = "quotatop"
     COMMANDS = App.COMMANDS | {QuotatopCommands}
-    CSS = """
-    #header { height: 1; padding: 0 1; background: $primary-background; color: $text; }
-    #banner { height: auto; padding: 0 1; background: $error; color: $text;
-              text-style: bold; display: none; }
-    #banner.shown { display: block; }
-    TabbedContent { height: 1fr; }
-    TabPane { padding: 0; }
-    DataTable { scrollbar-size-horizontal: 0; }
-    /* Below TABS_FULL columns the eight tabs lose a cell of padding each, so
-       "8 Incidents" still shows at 80 instead of scrolling out of the bar. */
-    .-narrow-tabs Tab { padding: 0 0 0 1; }
-    """
+    # Every style of the TUI, in files; the App's own last, so that it wins ties as
+    # App CSS wins over widgets' DEFAULT_CSS.
+    CSS_PATH = [STYLES / "widgets.tcss", STYLES / "views.tcss", STYLES / "dialogs.tcss",
+                STYLES / "app.tcss"]
     BINDINGS = [
         *(Binding(str(i), f"show_view('{vid}')", title, show=False)
           for i, (vid, title) in enumerate(zip(VIEW_IDS, VIEW_TITLES, strict=True), 1)),

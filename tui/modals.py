@@ -18,12 +18,6 @@ from tui.keys import KEYS
 from tui.predictions import Prediction
 from tui.reasons import in_words
 
-_MODAL_CSS = """
-{name} {{ align: center middle; }}
-{name} > VerticalScroll {{ width: 90%; max-width: 100; height: 90%; border: round $accent;
-    background: $surface; padding: 0 1; }}
-"""
-
 
 def help_table() -> Table:
     table = Table(box=None, show_header=False, padding=(0, 2), expand=False)
@@ -38,7 +32,6 @@ def help_table() -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    DEFAULT_CSS = _MODAL_CSS.format(name="HelpScreen")
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
@@ -123,7 +116,6 @@ def detail_text(job: Job, pred: Prediction, unit: str, now: float) -> Text:
 
 
 class JobDetailScreen(ModalScreen[None]):
-    DEFAULT_CSS = _MODAL_CSS.format(name="JobDetailScreen")
     BINDINGS = [Binding("escape,enter,q", "dismiss", "Close")]
 
     def __init__(self, job: Job, pred: Prediction, unit: str, now: float) -> None:

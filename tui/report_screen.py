@@ -72,18 +72,6 @@ def chart_teams(rep: Report) -> list[TeamRow]:
 
 class ReportScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,m", "dismiss", "Close")]
-    DEFAULT_CSS = """
-    ReportScreen { align: center middle; }
-    ReportScreen #report-box { width: 100%; height: 100%; border: round $accent;
-                               background: $surface; padding: 0 1; }
-    ReportScreen #report-title { text-style: bold; height: auto; }
-    ReportScreen #report-status { height: auto; color: $text-muted; }
-    ReportScreen #report-status.error { color: $error; text-style: bold; }
-    ReportScreen #report-charts { height: 1fr; min-height: 10; }
-    ReportScreen PlotextPlot { width: 1fr; }
-    ReportScreen DataTable { height: auto; max-height: 12; }
-    ReportScreen .caption { color: $text-muted; height: 1; }
-    """
 
     def __init__(self, collector: Any, recording: Path | None,
                  prices: Prices | None = None, snap: Snapshot | None = None) -> None:

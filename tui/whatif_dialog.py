@@ -118,18 +118,6 @@ class WhatifScreen(ModalScreen[None]):
     """The dialog over the snapshot it was opened on (it stays that snapshot's)."""
 
     BINDINGS = [Binding("escape,q", "dismiss", "Close")]  # q closes it, as every dialog
-    DEFAULT_CSS = """
-    WhatifScreen { align: center middle; }
-    WhatifScreen #whatif-box { width: 96%; height: 92%; border: round $accent;
-                               background: $surface; padding: 0 1; }
-    WhatifScreen #whatif-title { text-style: bold; height: 1; }
-    WhatifScreen .hint { color: $text-muted; height: auto; }
-    WhatifScreen #whatif-status { height: 1; }
-    WhatifScreen #whatif-status.error { color: $error; text-style: bold; }
-    WhatifScreen #whatif-teams { height: auto; max-height: 1fr; }
-    WhatifScreen #whatif-movers { height: auto; color: $text-muted; }
-    WhatifScreen #whatif-commands { height: 1fr; min-height: 6; }
-    """
 
     def __init__(self, snap: Snapshot, selected: str | None, unit: str) -> None:
         super().__init__()

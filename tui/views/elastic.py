@@ -53,15 +53,6 @@ RECLAIM_COLUMNS: Columns = [("lender", "lender"), ("job", "job"), ("team", "team
 
 class ElasticView(View):
     title = "Elastic"
-    DEFAULT_CSS = """
-    ElasticView #gauges { height: auto; padding: 0 1 1 1; }
-    ElasticView #tables { height: 1fr; }
-    ElasticView #tables > Vertical { width: 1fr; }
-    ElasticView.stacked #tables { layout: vertical; }
-    ElasticView.stacked #tables > Vertical { height: 1fr; }
-    ElasticView .caption { height: 1; padding: 0 1; text-style: bold; }
-    ElasticView DataTable { height: 1fr; }
-    """
 
     def compose(self) -> ComposeResult:
         yield Static(id="gauges")

@@ -92,12 +92,6 @@ def incident_layout(rows: list[Incident], now: float, steps: frozenset[str]
 
 class IncidentsView(View):
     title = "Incidents"
-    DEFAULT_CSS = """
-    IncidentsView #inc-status { height: 1; padding: 0 1; background: $boost; }
-    IncidentsView #inc-table { height: 1fr; }
-    IncidentsView #inc-detail { height: auto; max-height: 8; padding: 0 1;
-        border-top: solid $panel-lighten-2; }
-    """
 
     def compose(self) -> ComposeResult:
         yield Static(id="inc-status")

@@ -86,9 +86,6 @@ def summary_text(snap: Snapshot, unit: str) -> Text:
 
 class NodesView(View):
     title = "Nodes"
-    DEFAULT_CSS = """
-    NodesView #node-summary { height: auto; padding: 0 1 1 1; }
-    """
 
     def compose(self) -> ComposeResult:
         yield Static(id="node-summary")

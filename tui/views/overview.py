@@ -159,13 +159,6 @@ def fit_team_table(data: ViewData, width: int) -> tuple[Columns, Rows]:
 
 class OverviewView(View):
     title = "Overview"
-    DEFAULT_CSS = """
-    OverviewView #meter { height: 1; padding: 0 1; }
-    OverviewView #teams { height: auto; max-height: 1fr; }
-    OverviewView #below { height: auto; min-height: 4; }
-    OverviewView #incidents, OverviewView #freshness { width: 1fr; padding: 0 1;
-        border-top: solid $panel-lighten-2; }
-    """
 
     _waits_for: tuple[int, int, float] | None = None
     _waits_cache: dict[str, float] = {}  # replaced whole, never mutated

@@ -183,16 +183,6 @@ def no_fairshare_words(snap: Snapshot) -> str:
 
 class PriorityView(View):
     title = "Priority"
-    DEFAULT_CSS = """
-    PriorityView #legend { height: auto; max-height: 3; padding: 0 1; }
-    PriorityView #pending { height: 1fr; }
-    PriorityView #lower { height: auto; max-height: 10; }
-    PriorityView #fairshare-empty { height: auto; padding: 0 1; color: $text-muted; }
-    PriorityView #fairshare-box, PriorityView #preempt { width: 1fr; }
-    PriorityView #fairshare { height: auto; }
-    PriorityView .caption { height: 1; padding: 0 1; text-style: bold; }
-    PriorityView #preempt { padding: 0 1; }
-    """
 
     def compose(self) -> ComposeResult:
         yield Static(legend(), id="legend")

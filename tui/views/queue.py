@@ -13,11 +13,6 @@ from tui.widgets.job_table import JobTable, TableContext
 
 class QueueView(View):
     title = "Queue"
-    DEFAULT_CSS = """
-    QueueView #queue-status { height: 1; padding: 0 1; background: $boost; }
-    QueueView #filter { dock: bottom; display: none; }
-    QueueView.filtering #filter { display: block; }
-    """
 
     BINDINGS = [Binding("escape", "close_filter", "Clear filter", show=False)]
 

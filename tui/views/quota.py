@@ -108,13 +108,6 @@ def qos_layout(data: ViewData, steps: frozenset[str]) -> tuple[Columns, Rows]:
 
 class QuotaView(View):
     title = "Quota"
-    DEFAULT_CSS = """
-    QuotaView #warning { height: auto; padding: 0 1; color: $error; text-style: bold; }
-    QuotaView #split { height: auto; padding: 0 1 1 1; }
-    QuotaView DataTable { height: auto; max-height: 1fr; }
-    QuotaView #quota-detail { height: 1; padding: 0 1; color: $text-muted; }
-    QuotaView .caption { padding: 0 1; color: $text-muted; height: 1; }
-    """
 
     def compose(self) -> ComposeResult:
         yield Static(id="warning")

@@ -44,12 +44,6 @@ def position_bar(tl: TimelineControl, width: int,
 
 class TimelineView(View):
     title = "Timeline"
-    DEFAULT_CSS = """
-    TimelineView #tl-state { height: auto; padding: 1 1 0 1; }
-    TimelineView #tl-bar { height: 1; padding: 0 1; }
-    TimelineView #tl-help { height: 1; padding: 0 1; color: $text-muted; }
-    TimelineView #tl-incidents { height: auto; max-height: 12; padding: 1 1; }
-    """
     BINDINGS = [
         ("comma", "step(-1)", "Step back"), ("full_stop", "step(1)", "Step"),
         ("less_than_sign", "seek_frac(-0.05)", "Seek back"),

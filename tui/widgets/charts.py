@@ -172,8 +172,6 @@ def mark_times(plt: Plot, marks: Sequence[IncidentMark], now: float | None) -> N
 class Chart(PlotextPlot):
     """A plot redrawn whole on each paint."""
 
-    DEFAULT_CSS = "Chart { width: 1fr; height: 1fr; }"
-
     def draw(self, draw: Callable[[Plot], None]) -> None:
         plt = self.plt
         plt.clear_figure()
@@ -186,11 +184,6 @@ class ChartPanel(Vertical):
     small chart per team (a shared scale) over the cluster's charts; else one row
     with every team on one chart. Charts that do not fit the width are left out,
     the least needed last in the row: usage, queue, utilization, wait."""
-
-    DEFAULT_CSS = """
-    ChartPanel { height: 1fr; }
-    ChartPanel > Horizontal { height: 1fr; }
-    """
 
     def compose(self) -> ComposeResult:
         yield Horizontal(id="chart-teams")
@@ -253,11 +246,6 @@ class ChartPanel(Vertical):
 class TimelineCharts(Vertical):
     """Usage by team and queue depth under the Timeline's bar, over the replay's
     whole span, with its incident marks and the shown frame as vertical lines."""
-
-    DEFAULT_CSS = """
-    TimelineCharts { height: 1fr; }
-    TimelineCharts > Chart { height: 1fr; }
-    """
 
     def compose(self) -> ComposeResult:
         yield Chart(id="tl-usage")

@@ -163,14 +163,6 @@ class JobTable(CursorList):
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "jobtable--header", "jobtable--cursor", "jobtable--pending", "jobtable--dim",
     }
-    DEFAULT_CSS = """
-    JobTable { height: 1fr; background: $surface; }
-    JobTable > .jobtable--header { text-style: bold; background: $panel; color: $text; }
-    JobTable > .jobtable--cursor { background: $accent 40%; }
-    JobTable:focus > .jobtable--cursor { background: $accent 70%; }
-    JobTable > .jobtable--pending { color: $warning; }
-    JobTable > .jobtable--dim { color: $text-muted; }
-    """
 
     class Opened(Message):
         def __init__(self, job: Job) -> None:

@@ -26,7 +26,6 @@ NodeCell = tuple[str, str, bool, bool, int, int, list[tuple[str, str, int]]]
 class NodeGrid(ScrollView, can_focus=True):
     # No row cursor: the same keys scroll the grid's lines.
     BINDINGS: ClassVar[list[BindingType]] = CURSOR_BINDINGS
-    DEFAULT_CSS = "NodeGrid { height: 1fr; padding: 0 1; }"
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

@@ -41,12 +41,6 @@ def _fit(text: Text, width: int, right: bool) -> Text:
 class PendingList(CursorList):
     BINDINGS: ClassVar[list[BindingType]] = CURSOR_BINDINGS
     COMPONENT_CLASSES: ClassVar[set[str]] = {"pendinglist--header", "pendinglist--cursor"}
-    DEFAULT_CSS = """
-    PendingList { height: 1fr; background: $surface; }
-    PendingList > .pendinglist--header { text-style: bold; background: $panel; }
-    PendingList:focus > .pendinglist--cursor { background: $accent 70%; }
-    PendingList > .pendinglist--cursor { background: $accent 40%; }
-    """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
