@@ -21,8 +21,9 @@ from tui_fixtures import NOW, T0, BrokenCollector, FixedCollector, frozen_clock,
 from collectors.base import Collector
 from collectors.model import Job, Snapshot
 from tui.app import QuotatopApp
-from tui.keys import KEYS
+from tui.help import help_rows, help_sources
 from tui.modals import HelpScreen, JobDetailScreen
+from tui.views.overview import OverviewView
 from tui.views.queue import QueueView
 from tui.views.timeline import TimelineView
 from tui.views_registry import VIEW_IDS
@@ -267,31 +268,75 @@ async def test_timeline_without_replay_says_so() -> None:
 
 
 async def test_help_lists_every_key_and_closes() -> None:
-    async with running(size=(100, 50)) as (app, pilot):
+    rows = help_rows()
+    async with running(size=(100, 70)) as (app, pilot):  # tall enough for every row
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         text = screen_text(app)
-        for _, key, what in KEYS:
+        for _, key, what in rows:
             assert key in text and what[:20] in text
-        listed = " ".join(k for _, k, _ in KEYS).split()
-        assert "1" in listed and "7" in listed  # "1 … 7"
+        listed = " ".join(k for _, k, _ in rows).split()
         names = {"question_mark": "?", "slash": "/", "colon": ":", "pageup": "pgup",
                  "pagedown": "pgdn", "up": "↑", "down": "↓", "left": "←", "right": "→",
                  "escape": "esc", "comma": ",", "full_stop": ".", "less_than_sign": "<",
-                 "greater_than_sign": ">", "plus": "+", "equals_sign": "+", "minus": "-",
+                 "greater_than_sign": ">", "plus": "+", "equals_sign": "=", "minus": "-",
                  "left_square_bracket": "[", "right_square_bracket": "]"}
         bindings = [*app.BINDINGS, *JobTable.BINDINGS, *QueueView.BINDINGS,
-                    *(Binding(*b) if isinstance(b, tuple) else b
-                      for b in TimelineView.BINDINGS)]
+                    *OverviewView.BINDINGS, *TimelineView.BINDINGS]
         for b in bindings:
             for k in b.key.split(","):  # type: ignore[union-attr]
-                if k.isdigit():
-                    continue
                 assert names.get(k, k) in listed, f"binding {k} missing from help"
+        # Keys no Binding declares, and words of the old hand-kept table.
+        said = " ".join(f"{k} {w}" for _, k, w in rows)
+        for words in ("mouse", "shift+letter", "enter fold / unfold a parent account",
+                      "job detail (esc closes)", "×1 ×2 ×5 ×10 ×50 ×100 ×1000",
+                      "Incidents: open and closed", "pgup pgdn / ctrl+b ctrl+f page"):
+            assert words in said, words
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, HelpScreen)
+
+
+def test_help_rows_come_from_the_bindings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key bound once is in the help; a tooltip is its line, else the description."""
+    new = [*QueueView.BINDINGS, Binding("x", "noop", "Xray", tooltip="look through jobs"),
+           Binding("y", "noop", "Yank")]
+    monkeypatch.setattr(QueueView, "BINDINGS", new)
+    rows = help_rows()
+    assert ("Queue", "x", "look through jobs") in rows
+    assert ("Queue", "y", "Yank") in rows
+    # A group is one row, its keys' alternatives apart; a key said already is not repeated.
+    assert ("tables", "↑ ↓ / k j", "move the cursor") in rows
+    assert sum(1 for _, k, _ in rows if k == ", .") == 1
+    assert [k for s, k, _ in rows if s == "Timeline"] == ["home", "end", "+ / =", "-"]
+
+
+def test_every_class_that_binds_keys_is_in_the_help() -> None:
+    """The help lists the classes it knows (tui/help.py); a new class with BINDINGS must
+    be one of them, or a dialog (its keys close it, as esc everywhere says)."""
+    import importlib
+    import pkgutil
+
+    from textual.dom import DOMNode
+    from textual.screen import ModalScreen
+
+    import tui
+
+    for mod in pkgutil.walk_packages(tui.__path__, "tui."):
+        importlib.import_module(mod.name)
+    listed = {cls for _, cls in help_sources()}
+
+    def subclasses(cls: type) -> list[type]:
+        return [cls, *(s for sub in cls.__subclasses__() for s in subclasses(sub))]
+
+    for cls in subclasses(DOMNode):
+        if not cls.__module__.startswith("tui.") or "BINDINGS" not in cls.__dict__:
+            continue
+        if issubclass(cls, ModalScreen):
+            assert all("escape" in b.key.split(",") for b in cls.BINDINGS)  # type: ignore[union-attr]
+            continue
+        assert cls in listed, f"{cls.__name__} binds keys the help screen does not list"
 
 
 async def test_colon_opens_the_command_palette_with_screens() -> None:

@@ -59,6 +59,13 @@ from tui.widgets.pending_list import PendingList
 HISTORY = 60  # refreshes of per-team usage kept for the sparklines
 TABS_FULL = 90  # columns the tab bar needs with Textual's own padding
 STYLES = Path(__file__).parent / "styles"
+# Help rows (tui/help.py) of keys declared in a loop or as a group.
+SCREEN_HELP = {"incidents": "Incidents: open and closed, teams, jobs, suggested remedy"}
+SCREEN_KEYS = Binding.Group(", ".join(t for v, t in zip(VIEW_IDS, VIEW_TITLES, strict=True)
+                                      if v not in SCREEN_HELP))
+REPLAY_STEP = Binding.Group("replay: step one frame back / forward")
+REPLAY_SEEK = Binding.Group("replay: seek 5% back / forward")
+REPLAY_SPEED = Binding.Group("replay: slower / faster: ×1 ×2 ×5 ×10 ×50 ×100 ×1000")
 
 
 class QuotatopApp(HabitsMixin, App[None]):
@@ -68,29 +75,42 @@ class QuotatopApp(HabitsMixin, App[None]):
     # App CSS wins over widgets' DEFAULT_CSS.
     CSS_PATH = [STYLES / "widgets.tcss", STYLES / "views.tcss", STYLES / "dialogs.tcss",
                 STYLES / "app.tcss"]
+    HELP_EXTRA = (("mouse", "click tabs, rows, column headers, the timeline bar"),)
+    # The help screen is made from these (tui/help.py): a tooltip is a key's help line.
     BINDINGS = [
-        *(Binding(str(i), f"show_view('{vid}')", title, show=False)
+        *(Binding(str(i), f"show_view('{vid}')", title, show=False,
+                  group=None if vid in SCREEN_HELP else SCREEN_KEYS,
+                  tooltip=SCREEN_HELP.get(vid, ""))
           for i, (vid, title) in enumerate(zip(VIEW_IDS, VIEW_TITLES, strict=True), 1)),
-        Binding("question_mark", "help", "Help"),
-        Binding("slash", "filter", "Filter"),
+        Binding("question_mark", "help", "Help", tooltip="this help"),
+        Binding("slash", "filter", "Filter", tooltip="filter the queue (opens the Queue)"),
         # Both keys: declaring any binding for the palette stops Textual from adding
         # its own ctrl+p, so it is named here too.
-        Binding("colon,ctrl+p", "command_palette", "Palette", show=False, priority=True),
-        Binding("space", "toggle_pause", "Pause"),
-        Binding("r", "refresh_now", "Refresh", show=False),
-        Binding("R", "toggle_record", "Record"),
-        Binding("t", "next_theme", "Theme", show=False),
-        Binding("w", "whatif", "What-if", show=False),
-        Binding("m", "report", "Report", show=False),
-        Binding("q", "quit", "Quit"),
+        Binding("colon,ctrl+p", "command_palette", "Palette", show=False, priority=True,
+                tooltip="command palette (screens, themes, help)"),
+        Binding("space", "toggle_pause", "Pause",
+                tooltip="pause / resume refresh (replay: play / pause)"),
+        Binding("r", "refresh_now", "Refresh", show=False, tooltip="refresh now"),
+        Binding("R", "toggle_record", "Record",
+                tooltip="start / stop recording this session (● REC in the header)"),
+        Binding("t", "next_theme", "Theme", show=False, tooltip="next theme"),
+        Binding("w", "whatif", "What-if", show=False,
+                tooltip="what-if on quotas, QoS, weights, nodes"),
+        Binding("m", "report", "Report", show=False,
+                tooltip="period report: usage against guarantee, cost, waits, charts"),
+        Binding("q", "quit", "Quit", tooltip="quit"),
         # Replay keys work on every screen (the Timeline adds home/end and + -, which
         # other screens use for their own rows and folds).
-        Binding("comma", "replay('step', -1)", "Step back", show=False),
-        Binding("full_stop", "replay('step', 1)", "Step", show=False),
-        Binding("less_than_sign", "replay('seek_frac', -0.05)", "Seek back", show=False),
-        Binding("greater_than_sign", "replay('seek_frac', 0.05)", "Seek fwd", show=False),
-        Binding("left_square_bracket", "replay('speed', -1)", "Slower", show=False),
-        Binding("right_square_bracket", "replay('speed', 1)", "Faster", show=False),
+        Binding("comma", "replay('step', -1)", "Step back", show=False, group=REPLAY_STEP),
+        Binding("full_stop", "replay('step', 1)", "Step", show=False, group=REPLAY_STEP),
+        Binding("less_than_sign", "replay('seek_frac', -0.05)", "Seek back", show=False,
+                group=REPLAY_SEEK),
+        Binding("greater_than_sign", "replay('seek_frac', 0.05)", "Seek fwd", show=False,
+                group=REPLAY_SEEK),
+        Binding("left_square_bracket", "replay('speed', -1)", "Slower", show=False,
+                group=REPLAY_SPEED),
+        Binding("right_square_bracket", "replay('speed', 1)", "Faster", show=False,
+                group=REPLAY_SPEED),
         *HABIT_BINDINGS,  # esc back, ←/→ screens, e/E export, ctrl+s screenshot
     ]
 

@@ -34,16 +34,20 @@ else:
 
 HISTORY_MAX = 20  # screens esc can go back through
 
+_SWITCH = Binding.Group("previous / next screen")
 HABIT_BINDINGS: list[BindingType] = [
     # Priority, so that a focused table (DataTable, the tab bar) does not take them
     # first; ``_text_entry`` hands them back to the filter box's cursor.
-    Binding("left", "switch_view(-1)", "Previous screen", show=False, priority=True),
-    Binding("right", "switch_view(1)", "Next screen", show=False, priority=True),
+    Binding("left", "switch_view(-1)", "Previous screen", show=False, priority=True,
+            group=_SWITCH),
+    Binding("right", "switch_view(1)", "Next screen", show=False, priority=True,
+            group=_SWITCH),
     # Not priority: a modal's own esc and the Queue's "clear the filter" come first.
-    Binding("escape", "back", "Back", show=False),
-    Binding("e", "export('csv')", "Export CSV", show=False),
-    Binding("E", "export('json')", "Export JSON", show=False),
-    Binding("ctrl+s", "save_screen", "Screenshot", show=False),
+    Binding("escape", "back", "Back", show=False, tooltip="back: dialog, filter, last screen"),
+    Binding("e", "export('csv')", "Export CSV", show=False, tooltip="export the table as CSV"),
+    Binding("E", "export('json')", "Export JSON", show=False,
+            tooltip="export the table as JSON"),
+    Binding("ctrl+s", "save_screen", "Screenshot", show=False, tooltip="screenshot (SVG)"),
 ]
 
 Dump = tuple[list[str], Callable[[], list[list[str]]]]

@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from collectors.model import Job
 from tui.format import DASH, duration, num, until
-from tui.keys import KEYS
+from tui.help import help_rows
 from tui.predictions import Prediction
 from tui.reasons import in_words
 
@@ -25,7 +25,7 @@ def help_table() -> Table:
     table.add_column(style="bold")
     table.add_column()
     last = None
-    for scope, key, what in KEYS:
+    for scope, key, what in help_rows():
         table.add_row(scope if scope != last else "", key, what)
         last = scope
     return table

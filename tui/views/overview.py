@@ -165,8 +165,11 @@ class OverviewView(View):
 
     # enter toggles too (the table's own enter selects the row: on_data_table_row_selected);
     # the footer names - and +, which the table leaves free.
-    BINDINGS = [Binding("minus", "fold(True)", "Fold", key_display="-"),
-                Binding("plus", "fold(False)", "Unfold", key_display="+")]
+    BINDINGS = [Binding("minus", "fold(True)", "Fold", key_display="-",
+                        tooltip="fold a parent account (▸ folded)"),
+                Binding("plus", "fold(False)", "Unfold", key_display="+",
+                        tooltip="unfold a parent account (▾ open)")]
+    HELP_EXTRA = (("enter", "fold / unfold a parent account (▾ open, ▸ folded)"),)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

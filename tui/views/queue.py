@@ -14,7 +14,8 @@ from tui.widgets.job_table import JobTable, TableContext
 class QueueView(View):
     title = "Queue"
 
-    BINDINGS = [Binding("escape", "close_filter", "Clear filter", show=False)]
+    BINDINGS = [Binding("escape", "close_filter", "Clear filter", show=False,
+                        tooltip="clear the filter")]
 
     def compose(self) -> ComposeResult:
         yield Static(id="queue-status")

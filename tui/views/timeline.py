@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.widgets import Static
 
 from tui.format import clock_label
@@ -44,12 +45,15 @@ def position_bar(tl: TimelineControl, width: int,
 
 class TimelineView(View):
     title = "Timeline"
+    # , . < > as the App's replay keys (the help says those once); tooltips: tui/help.py
     BINDINGS = [
-        ("comma", "step(-1)", "Step back"), ("full_stop", "step(1)", "Step"),
-        ("less_than_sign", "seek_frac(-0.05)", "Seek back"),
-        ("greater_than_sign", "seek_frac(0.05)", "Seek fwd"),
-        ("home", "seek_edge(0)", "Start"), ("end", "seek_edge(1)", "End"),
-        ("plus,equals_sign", "speed(1)", "Faster"), ("minus", "speed(-1)", "Slower"),
+        Binding("comma", "step(-1)", "Step back"), Binding("full_stop", "step(1)", "Step"),
+        Binding("less_than_sign", "seek_frac(-0.05)", "Seek back"),
+        Binding("greater_than_sign", "seek_frac(0.05)", "Seek fwd"),
+        Binding("home", "seek_edge(0)", "Start", tooltip="seek to the start"),
+        Binding("end", "seek_edge(1)", "End", tooltip="seek to the end"),
+        Binding("plus,equals_sign", "speed(1)", "Faster", tooltip="faster, as ]"),
+        Binding("minus", "speed(-1)", "Slower", tooltip="slower, as ["),
     ]
     can_focus = True
 

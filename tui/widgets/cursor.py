@@ -2,28 +2,37 @@
 
 ``CURSOR_BINDINGS`` calls ``cursor(n)``, ``page(n)`` and ``edge(0|1)``: a list
 with a row cursor moves it (``CursorList``), the node grid scrolls its lines.
-The help screen lists these keys once for all of them (``tui/keys.py``).
+The help screen lists these keys once for all of them (``CursorList.HELP_BINDINGS``).
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 
+_MOVE = Binding.Group("move the cursor")
+_PAGE = Binding.Group("page")
+_EDGE = Binding.Group("first / last row")
 CURSOR_BINDINGS: list[BindingType] = [
-    Binding("up,k", "cursor(-1)", "Up", show=False),
-    Binding("down,j", "cursor(1)", "Down", show=False),
-    Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
-    Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False),
-    Binding("home,g", "edge(0)", "First", show=False),
-    Binding("end,G", "edge(1)", "Last", show=False),
+    Binding("up,k", "cursor(-1)", "Up", show=False, group=_MOVE),
+    Binding("down,j", "cursor(1)", "Down", show=False, group=_MOVE),
+    Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False, group=_PAGE),
+    Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False, group=_PAGE),
+    Binding("home,g", "edge(0)", "First", show=False, group=_EDGE),
+    Binding("end,G", "edge(1)", "Last", show=False, group=_EDGE),
 ]
 
 
 class CursorList(ScrollView, can_focus=True):
     """A windowed list under a one-line header, with a row cursor kept on screen.
     Subclasses bind ``CURSOR_BINDINGS`` (plus their own keys) in ``BINDINGS``."""
+
+    # Not BINDINGS: each subclass binds them itself (the node grid, no CursorList, too);
+    # the help lists them once, under "tables".
+    HELP_BINDINGS: ClassVar[list[BindingType]] = CURSOR_BINDINGS
 
     cursor: reactive[int] = reactive(0)
 

@@ -148,17 +148,20 @@ def _fit(text: str, width: int, right: bool) -> str:
     return text.rjust(width) if right else text.ljust(width)
 
 
+_SCROLL = Binding.Group("scroll columns")
+
+
 class JobTable(CursorList):
     """Every job; cursor, sort and filter; Enter posts ``JobTable.Opened``."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *CURSOR_BINDINGS,
         # ←/→ switch screens (tui/habits.py); at 80 columns nothing needs a sideways scroll.
-        Binding("h", "scroll_columns(-8)", "Left", show=False),
-        Binding("l", "scroll_columns(8)", "Right", show=False),
-        Binding("enter", "open", "Detail"),
-        Binding("s", "sort_next", "Sort"),
-        Binding("S", "sort_reverse", "Reverse", show=False),
+        Binding("h", "scroll_columns(-8)", "Left", show=False, group=_SCROLL),
+        Binding("l", "scroll_columns(8)", "Right", show=False, group=_SCROLL),
+        Binding("enter", "open", "Detail", tooltip="job detail (esc closes)"),
+        Binding("s", "sort_next", "Sort", tooltip="sort by the next column"),
+        Binding("S", "sort_reverse", "Reverse", show=False, tooltip="reverse the sort"),
     ]
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "jobtable--header", "jobtable--cursor", "jobtable--pending", "jobtable--dim",

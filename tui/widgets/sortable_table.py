@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import events
 from textual.widgets import DataTable
@@ -54,6 +54,10 @@ def letter_column(event: events.Key, titles: Sequence[str], bound: Container[str
 
 class SortableTable(DataTable[Any]):
     """A DataTable sorted by ``sort_column`` (a column key) when ``fill_table`` fills it."""
+
+    # on_key, not a Binding (the Queue's JobTable answers the same): for the help screen
+    HELP_EXTRA: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("shift+letter", "sort by that column; again reverses"),)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
