@@ -3,8 +3,9 @@
 Layout (schema version ``FORMAT_VERSION``; v1 files are still read):
 
 * ``meta(key, value)``: ``format`` (= ``quotatop-recording``), ``schema_version``,
-  ``cluster``, ``source``, ``quotatop_version``, ``created``, ``keyframe_every``,
-  ``keyframe_chain``, and ``interval`` (the poll's seconds, when its recorder said).
+  ``cluster``, ``source``, ``quotatop_version`` (the writer hands it down: ``version``),
+  ``created``, ``keyframe_every``, ``keyframe_chain``, and ``interval`` (the poll's
+  seconds, when its recorder said).
 * ``frames(seq, t, kind, key_seq, ref, blob)``: ``kind`` 0 is a keyframe (a whole
   snapshot), 1 a delta against the frame before it; ``key_seq`` is the keyframe
   that starts the delta chain, so a seek reads one keyframe and the deltas after

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import scheduler_core
+from quotatop import __version__
 from quotatop.cli import main
 from recording.store import Recording
 from simulation.trace_simulate import cluster_shape, core_metrics, metrics, simulate_trace
@@ -152,6 +153,8 @@ def test_simulate_trace_prints_metrics_and_records(tmp_path: Path,
     assert out["recorded_frames"] == 20
     with Recording(rec) as r:
         assert len(r) == 20
+        # The store sits below the roof: the command hands it the version it states.
+        assert r.meta["quotatop_version"] == __version__
         assert any(j.state == "pending" for i in range(20) for j in r.frame(i).jobs)
     fifo = tmp_path / "fifo.qtrec"
     assert main(["simulate", str(p), "--format", "csv", "--policy", "fifo", "--json",
