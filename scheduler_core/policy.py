@@ -48,6 +48,9 @@ class Policy(Struct, kw_only=True, forbid_unknown_fields=True):
     quota: QuotaMode = "enforce"
     passes: PassesMode = "grid"  # events: a pass at each job end or arrival, not on the grid
     main_pass: bool = False  # strict-priority main pass per partition before backfill
+    # Seconds from an event to the pass that answers it (passes "events"): the ends
+    # within that moment are seen together and their successors start in priority order.
+    pass_delay: float = 0.0
     priority: PriorityMode = "computed"  # source: the snapshot's Job.priority, aged
     runtimes: RuntimesMode = "estimate"  # limit: ignore Job.runtime_estimate
     # Seconds between fair-share recalculations over the horizon (priority "source",

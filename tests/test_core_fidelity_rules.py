@@ -225,6 +225,22 @@ def test_main_pass_starts_a_job_of_a_partition_apart_from_the_blocked_one() -> N
     assert got["B"].state == "starts_now" and got["B"].nodes == ["n1"]
 
 
+def test_a_pass_delay_sees_ends_a_moment_apart_together() -> None:
+    """r0 frees n0 at +100; rq, QoS high's only job, ends at +100.5 and so lets A
+    (high, first in the queue) past QoS high's GrpTRES gpu=8. n1 keeps 4 GPUs busy
+    until +5000. Answered at each end, B (second) takes n0 at +100 before A is
+    free, and A waits for B's end (+700). With a 1 s delay the pass at +101 sees both
+    ends and starts A first; B follows a moment after A's end, +702."""
+    jobs = [running("r0", 8, ends=100), running("rq", 4, node="n1", ends=100.5, qos="high"),
+            running("r1", 4, node="n1", ends=5000),
+            pending("A", 8, qos="high", age=300), pending("B", 8, age=200)]
+    limits = [Limit(scope="qos", owner="high", tres={"gpu": 8})]
+    now = run(jobs, limits=limits, passes="events")
+    assert now["B"].start == NOW + 100 and now["A"].start == NOW + 700
+    later = run(jobs, limits=limits, passes="events", pass_delay=1.0)
+    assert later["A"].start == NOW + 101 and later["B"].start == NOW + 702
+
+
 # --------------------------------------------------------------- 4. priorities
 
 def test_source_priority_orders_the_queue_and_its_factors_are_shown() -> None:

@@ -2758,7 +2758,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 if first {
                     t0
                 } else {
-                    te
+                    te + self.p.pass_delay
                 }
             } else {
                 (t0 + ((te - t0) / step).ceil() * step).max(te)

@@ -175,6 +175,8 @@ pub struct RawPolicy {
     pub passes: String,
     #[serde(default)]
     pub main_pass: bool,
+    #[serde(default)]
+    pub pass_delay: f64,
     #[serde(default = "s_computed")]
     pub priority: String,
     #[serde(default = "s_estimate")]
@@ -204,6 +206,11 @@ pub struct Policy {
     pub quota: QuotaMode,
     pub passes: Passes,
     pub main_pass: bool,
+    /// Seconds from an event to the pass that answers it under `passes = events`.
+    /// A scheduler answers a job's end a moment later, not at once, and whatever
+    /// else ended in that moment it sees together, starting the successors in
+    /// priority order; with no delay the first end would decide alone.
+    pub pass_delay: f64,
     pub priority: PriorityMode,
     pub runtimes: Runtimes,
     /// Seconds between fair-share recalculations over a prediction's horizon
@@ -309,6 +316,12 @@ impl Policy {
                 r.fairshare_period
             ));
         }
+        if !r.pass_delay.is_finite() || r.pass_delay < 0.0 {
+            return Err(format!(
+                "policy.pass_delay: must be a finite number >= 0, not {}",
+                r.pass_delay
+            ));
+        }
         if r.bf_max_job_test < 1 {
             return Err(format!(
                 "policy.bf_max_job_test: must be >= 1, not {}",
@@ -332,6 +345,7 @@ impl Policy {
             quota,
             passes,
             main_pass: r.main_pass,
+            pass_delay: r.pass_delay,
             priority,
             runtimes,
             fairshare_period: r.fairshare_period,
