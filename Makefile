@@ -36,8 +36,10 @@ demo: demo-setup
 system-deps:
 	bash scripts/install-system-deps.sh
 
+# lint-imports: the import contract of docs/architecture.md ([tool.importlinter] in pyproject.toml).
 lint: build
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	cargo fmt --check --manifest-path $(CARGO_MANIFEST)
 	cargo clippy --manifest-path $(CARGO_MANIFEST) --all-targets -- -D warnings
 	PYO3_PYTHON=$(abspath $(BIN)/python) cargo clippy --manifest-path $(CARGO_MANIFEST) --all-targets --features python -- -D warnings

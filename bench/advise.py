@@ -1,4 +1,4 @@
-"""Quota advisor sweep speed (``quotatop advise``, quotatop/review/advise.py).
+"""Quota advisor sweep speed (``quotatop advise``, review/advise.py).
 
 The workload: the largest real trace shipped (demo_data/traces/NASA-iPSC-1993-3.1-cln.swf,
 18,239 jobs over 92 days, see ../shared/traces/README.md; no 100k-job trace is shipped),
@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import msgspec
 
-from quotatop.review import advise as adv
-from quotatop.trace_simulate import TRACE_DIR, cluster_shape, load_trace
+from review import advise as adv
+from simulation.trace_simulate import TRACE_DIR, cluster_shape, load_trace
 
 TRACE = TRACE_DIR / "NASA-iPSC-1993-3.1-cln.swf"
 

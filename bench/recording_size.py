@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cluster_gen import evolving_cluster
 
 from collectors.model import Snapshot, to_msgpack
-from collectors.recording import KEYFRAME, Recorder, Recording
+from recording.store import KEYFRAME, Recorder, Recording
 
 DAY = 43_200
 

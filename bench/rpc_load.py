@@ -43,12 +43,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the harness lives with the tests
 
-from collectors.config import Config  # noqa: E402
 from collectors.slurm.collector import SlurmCollector  # noqa: E402
 from collectors.slurm.runner import Runner  # noqa: E402
-from collectors.sources import SourceOptions  # noqa: E402
 from harness import sdiag  # noqa: E402
 from harness.slurm_cluster import SlurmCluster, missing_binaries  # noqa: E402
+from quotatop.config import Config  # noqa: E402
+from quotatop.sources import SourceOptions  # noqa: E402
 
 VIEWER = ROOT / "tests" / "harness" / "live_viewer.py"
 WATCH_EVERY = 2.0  # watch's default -n is 2 s
@@ -178,7 +178,7 @@ def _stop_daemon(pidfile: Path) -> None:
 
 
 def _frames(path: Path) -> int:
-    from collectors.recording import Recording, RecordingError
+    from recording.store import Recording, RecordingError
 
     try:
         with Recording(path, read_only=True) as rec:

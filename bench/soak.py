@@ -120,8 +120,8 @@ class Counted:
 
 
 def scenario_source(jobs: int) -> Any:
-    from collectors.scenario_source import ScenarioSource
-    from quotatop.scenario import load_scenario
+    from simulation.scenario import load_scenario
+    from simulation.scenario_source import ScenarioSource
 
     with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
         path = Path(tmp) / f"soak_{jobs}.toml"

@@ -1,8 +1,8 @@
-"""What every replay shares for ``tui.timeline_protocol.TimelineControl``.
+"""What every replay shares for ``collectors.base.TimelineControl``.
 
-The protocol lives with the TUI; collectors never import the TUI (nor Textual),
-so the mark type and the state every replay keeps the same way live here, and
-the TUI re-exports them. A replay subclasses ``TimelineBase``, supplies
+The protocol is the Collector protocol's optional capability (collectors/base.py); the
+mark type and the state every replay keeps the same way live here, and the TUI
+re-exports them. A replay subclasses ``TimelineBase``, supplies
 ``frames``, ``position`` and ``time_at``, and keeps ``_paused`` and ``_speed``;
 play, step, seek and speed differ per source and stay with it.
 """

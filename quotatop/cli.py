@@ -8,12 +8,12 @@ import sys
 from collections.abc import Sequence
 
 from collectors import procgroups
-from collectors.sources import DEFAULT_SCENARIO
+from collectors.errors import UserError
 from quotatop import __version__
 from quotatop.commands import COMMANDS
-from quotatop.errors import UserError
 from quotatop.flags import OneLineParser, seconds
 from quotatop.source_flags import add_source_flags
+from quotatop.sources import DEFAULT_SCENARIO
 
 
 def _cmd_tui(args: argparse.Namespace) -> int:

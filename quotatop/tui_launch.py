@@ -1,7 +1,7 @@
 """`quotatop` with no subcommand: pick the source, read the config, run the TUI.
 
-The config file is the one every command reads (collectors/config.py, docs/config.md);
-the source is built by the one registry (collectors/sources.py). Flags win over the file.
+The config file is the one every command reads (quotatop/config.py, docs/config.md);
+the source is built by the one registry (quotatop/sources.py). Flags win over the file.
 """
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.config import load_config
-from collectors.sources import SOURCES, SourceOptions, open_source
-from quotatop.errors import UserError
-from quotatop.review.report import Prices, parse_prices
+from collectors.errors import UserError
+from quotatop import __version__
+from quotatop.config import load_config
 from quotatop.source_flags import source_options
+from quotatop.sources import SOURCES, SourceOptions, open_source
+from review.report import Prices, parse_prices
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def run_tui(args: argparse.Namespace) -> int:
 
     app = QuotatopApp(source, refresh=launch.refresh, theme=launch.theme,
                       record_dir=launch.record_dir, footprint=FootprintMeter(),
-                      prices=launch.prices)
+                      prices=launch.prices, version=__version__)
     app.export_dir = launch.export_dir
     try:
         app.run()

@@ -1,4 +1,4 @@
-"""The quota advisor (quotatop/review/advise.py, `quotatop advise`): a small sweep over a
+"""The quota advisor (review/advise.py, `quotatop advise`): a small sweep over a
 slice of the bundled NASA Ames trace, its metrics recomputed independently from the
 core's events and usage samples, Jain's index on hand examples, the frontier, and the
 same sweep on a local two-worker Dask cluster giving identical results.
@@ -18,8 +18,8 @@ import pytest
 
 from conftest import DEMO, skip_or_fail
 from quotatop.cli import main
-from quotatop.review import advise as adv
-from quotatop.trace_simulate import cluster_shape, load_trace
+from review import advise as adv
+from simulation.trace_simulate import cluster_shape, load_trace
 
 NASA = DEMO / "traces" / "NASA-iPSC-1993-3.1-cln.swf"
 SLICE_JOBS = 3000

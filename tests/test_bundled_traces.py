@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 import collectors
-from collectors.sources import DEMO_DATA
-from collectors.traces.swf import load_swf
 from quotatop.cli import main
-from quotatop.trace_simulate import TRACE_DIR, bundled_traces, cluster_shape, resolve_trace
+from quotatop.sources import DEMO_DATA
+from simulation.trace_simulate import TRACE_DIR, bundled_traces, cluster_shape, resolve_trace
+from simulation.traces.swf import load_swf
 
 ROOT = Path(__file__).resolve().parent.parent
 NASA = TRACE_DIR / "NASA-iPSC-1993-3.1-cln.swf"

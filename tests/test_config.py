@@ -1,4 +1,4 @@
-"""collectors.config: the XDG TOML config file, decoded into Config, bad input one line."""
+"""quotatop.config: the XDG TOML config file, decoded into Config, bad input one line."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from collectors.config import Config, default_path, load_config, parse_config
-from collectors.sources import open_source
-from quotatop.errors import UserError
+from collectors.errors import UserError
+from quotatop.config import Config, default_path, load_config, parse_config
+from quotatop.sources import open_source
 
 FULL = """
 source = "k8s"

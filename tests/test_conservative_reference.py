@@ -19,8 +19,8 @@ from reference import core as ref
 
 import scheduler_core
 from collectors.model import Node, Snapshot
-from collectors.traces.swf import load_swf
 from scheduler_core import Policy, PriorityWeights, SimJob
+from simulation.traces.swf import load_swf
 
 LOG = Path(__file__).resolve().parents[1] / "demo_data" / "traces" / "NASA-iPSC-1993-3.1-cln.swf"
 NODES = 8

@@ -191,22 +191,38 @@ def test_event_passes_start_at_the_exact_end_not_on_the_grid() -> None:
     assert run(jobs, bf_resolution=60.0, passes="events")["p"].start == NOW + 90
 
 
-def test_main_pass_lets_another_partition_jump_a_blocked_job() -> None:
-    """One node in partitions big and small; r holds 4 GPUs until +1000. A (big,
-    first) needs 8: blocked, reserved at +1000. C (small) and D (big) ask 4 for
-    5000 s, which would delay A. Backfill alone: both wait. With the main pass, C
-    starts now (A's failure blocks only big); D still waits (big is blocked, and
-    backfill keeps A's reservation)."""
-    parts = [Partition(name="big", nodes=["n0"]), Partition(name="small", nodes=["n0"])]
-    jobs = [running("r", 4), pending("A", 8, partition="big", age=300),
+def test_main_pass_takes_a_blocked_partitions_nodes_out_for_every_partition() -> None:
+    """Slurm's main scheduler, once a job finds no room, takes its partition's nodes
+    out for the rest of the pass (job_scheduler.c), so no lower-priority job of any
+    partition starts on them ahead of it. n0 is in big, tiny and small; n1 in small
+    only; r holds 4 GPUs of n0 until +1000, r1 4 of n1 until +9000. A (big, first)
+    needs 8: blocked, n0 out. E (tiny = n0) and D (big) wait, though 4 GPUs of n0
+    are free: starting them would push A back to +5000. C (small) starts now on n1,
+    the only node left to it (best fit alone would take n0, the first of two equal
+    nodes). Without the main pass, backfill reaches the same, by A's reservation."""
+    parts = [Partition(name="big", nodes=["n0"]), Partition(name="tiny", nodes=["n0"]),
+             Partition(name="small", nodes=["n0", "n1"])]
+    jobs = [running("r", 4), running("r1", 4, node="n1", ends=9000),
+            pending("A", 8, partition="big", age=400),
+            pending("E", 4, partition="tiny", age=300, limit=5000),
             pending("C", 4, partition="small", age=200, limit=5000),
             pending("D", 4, partition="big", age=100, limit=5000)]
-    plain = run(jobs, node_list=nodes(1), partitions=parts)
-    assert plain["C"].state == "planned" and plain["D"].state == "planned"
-    main = run(jobs, node_list=nodes(1), partitions=parts, main_pass=True)
-    assert main["C"].state == "starts_now"
-    assert main["D"].state == "planned"
-    assert main["A"].start == NOW + 5000  # behind C now
+    for main_pass in (True, False):
+        got = run(jobs, partitions=parts, main_pass=main_pass)
+        assert got["C"].state == "starts_now" and got["C"].nodes == ["n1"], main_pass
+        assert got["E"].state == "planned" and got["D"].state == "planned", main_pass
+        assert got["A"].start == NOW + 1000, main_pass
+
+
+def test_main_pass_starts_a_job_of_a_partition_apart_from_the_blocked_one() -> None:
+    """The main pass goes on past a blocked job: with big (n0) blocked, a job of
+    partition other (n1) starts at once on n1, in the same pass."""
+    parts = [Partition(name="big", nodes=["n0"]), Partition(name="other", nodes=["n1"])]
+    jobs = [running("r", 4), pending("A", 8, partition="big", age=300),
+            pending("B", 8, partition="other", age=200)]
+    got = run(jobs, partitions=parts, main_pass=True)
+    assert got["A"].state == "planned" and got["A"].start == NOW + 1000
+    assert got["B"].state == "starts_now" and got["B"].nodes == ["n1"]
 
 
 # --------------------------------------------------------------- 4. priorities

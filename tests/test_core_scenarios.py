@@ -12,8 +12,8 @@ from reference import core as ref
 
 import scheduler_core
 from conftest import DEMO
-from quotatop.scenario import ScenarioV2, load_scenario
-from quotatop.simulate import run_v2, v2_inputs
+from simulation.scenario import ScenarioV2, load_scenario
+from simulation.simulate import run_v2, v2_inputs
 
 
 def load(name: str) -> ScenarioV2:

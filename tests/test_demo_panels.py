@@ -13,12 +13,12 @@ from textual.widgets import DataTable, Static
 from tui_fixtures import FixedCollector
 
 from collectors.model import Snapshot
-from collectors.scenario_playback import EPOCH
-from collectors.scenario_source import ScenarioSource
-from collectors.sources import DEFAULT_SCENARIO
 from conftest import DEMO
-from quotatop.incidents import detect_incidents
-from quotatop.scenario import load_scenario
+from incidents import detect_incidents
+from quotatop.sources import DEFAULT_SCENARIO
+from simulation.scenario import load_scenario
+from simulation.scenario_playback import EPOCH
+from simulation.scenario_source import ScenarioSource
 from tui.app import QuotatopApp
 from tui.derive import reclaim_order, team_rows
 from tui.predictions import predict

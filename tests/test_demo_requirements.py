@@ -37,7 +37,7 @@ sys.meta_path.insert(0, Block())
 from quotatop.cli import build_parser
 build_parser().parse_args([])
 import tui.app
-from collectors.sources import SourceOptions, open_source
+from quotatop.sources import SourceOptions, open_source
 snap = open_source("demo", SourceOptions()).collect()
 assert snap.teams and snap.jobs
 print("ok")

@@ -13,13 +13,13 @@ import pytest
 from textual.widgets import DataTable
 
 from collectors.model import PENDING, RUNNING, Snapshot
-from collectors.scenario_playback import EPOCH
-from collectors.scenario_source import ScenarioSource
 from conftest import DEMO
-from quotatop.incidents import Incident, detect_incidents
-from quotatop.scenario import ScenarioV2, load_scenario
+from incidents import Incident, detect_incidents
+from simulation.scenario import ScenarioV2, load_scenario
+from simulation.scenario_playback import EPOCH
+from simulation.scenario_source import ScenarioSource
+from simulation.scenario_timeline import ScenarioTimeline
 from tui.app import QuotatopApp
-from tui.scenario_timeline import ScenarioTimeline
 
 SCENARIOS = ["tour", "split_60_30_10", "qos_preemption", "starvation_aging", "queue_storm",
              "queue_storm_maxsubmit", "overcommit", "fragmentation"]
@@ -166,8 +166,8 @@ def test_v2_timeline_seeks_by_simulated_time_and_marks_incidents() -> None:
 
 def test_default_quotatop_plays_the_tour(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from collectors.sources import open_source
     from quotatop.commands.record import make_source
+    from quotatop.sources import open_source
     from quotatop.tui_launch import resolve
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # no config file: every default

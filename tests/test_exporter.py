@@ -24,10 +24,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from collectors.model import PENDING, RUNNING, Snapshot, Team
 from conftest import DEMO, ROOT, skip_or_fail
 from harness.prometheus_server import ComponentUnavailable, PrometheusServer, free_port
+from incidents import KINDS, IncidentMonitor
 from quotatop.cli import build_parser
 from quotatop.commands.exporter import Exporter, build, serve
 from quotatop.commands.predict import predict_snapshot
-from quotatop.incidents import KINDS, IncidentMonitor
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -234,7 +234,7 @@ def test_cli_serves_the_demo_and_exits_cleanly(stop: signal.Signals) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    from collectors.sources import open_source
+    from quotatop.sources import open_source
 
     first = open_source("demo").collect()  # the quotas are the same in every frame
     assert m[("quotatop_source_up", frozenset({("cluster", "demo")}))] == 1.0

@@ -10,7 +10,7 @@ import platform
 import psutil
 import pytest
 
-from quotatop import heap
+from tui import heap
 
 GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
 

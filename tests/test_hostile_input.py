@@ -17,10 +17,14 @@ from pathlib import Path
 import pytest
 from faults.fake_prometheus import MALFORMED, FakePrometheus
 
+from collectors.errors import UserError
 from collectors.k8s.quantity import parse_quantity
 from collectors.model import Snapshot, Team
 from collectors.prometheus_source import PrometheusCollector, PrometheusConfig
-from collectors.recording import (
+from quotatop.cli import main
+from quotatop.sources import SourceOptions, open_source
+from recording.replay_source import ReplaySource
+from recording.store import (
     APPLICATION_ID,
     FORMAT_VERSION,
     Recorder,
@@ -28,12 +32,8 @@ from collectors.recording import (
     RecordingError,
     parse_duration,
 )
-from collectors.replay_source import ReplaySource
-from collectors.sources import SourceOptions, open_source
-from collectors.traces.gpu_csv import load_gpu_csv
-from collectors.traces.swf import load_swf
-from quotatop.cli import main
-from quotatop.errors import UserError
+from simulation.traces.gpu_csv import load_gpu_csv
+from simulation.traces.swf import load_swf
 
 ROOT = Path(__file__).resolve().parent.parent
 SWF_JOB = "1 0 0 100 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 -1"

@@ -26,13 +26,13 @@ from pathlib import Path
 import pytest
 from tests_tui_helpers import loaded, screen_text
 
-from collectors.config import parse_config
-from collectors.live_source import LiveSource
-from collectors.recording import Recording
-from collectors.sources import SourceOptions, open_source
+from collectors.errors import UserError
 from quotatop.cli import build_parser, main
-from quotatop.errors import UserError
+from quotatop.config import parse_config
+from quotatop.sources import SourceOptions, open_source
 from quotatop.tui_launch import resolve
+from recording.live_source import LiveSource
+from recording.store import Recording
 from tests.harness import fixtures as _slurm_fixtures
 from tests.harness import sdiag
 from tests.harness.slurm_cluster import SlurmCluster
@@ -411,7 +411,7 @@ def test_ten_live_viewers_add_no_rpc_to_slurmctld(slurm_cluster: SlurmCluster) -
 
 def test_a_file_that_cannot_be_read_mid_run_keeps_the_last_frame(
         writer: Writer, monkeypatch: pytest.MonkeyPatch) -> None:
-    from collectors.recording import RecordingError
+    from recording.store import RecordingError
 
     src = LiveSource(writer.path, pidfile=writer.pidfile, refresh=0.1)
     try:

@@ -13,12 +13,12 @@ from __future__ import annotations
 import msgspec
 
 from collectors.model import Job, Snapshot
-from collectors.scenario_playback import ScenarioPlayback
-from collectors.scenario_source import ScenarioSource
 from conftest import DEMO
-from quotatop.incidents import IncidentMonitor, detect_incidents
-from quotatop.incidents.episodes import Episodes
-from quotatop.scenario import ScenarioV2, load_scenario
+from incidents import IncidentMonitor, detect_incidents
+from incidents.episodes import Episodes
+from simulation.scenario import ScenarioV2, load_scenario
+from simulation.scenario_playback import ScenarioPlayback
+from simulation.scenario_source import ScenarioSource
 from tui.live_incidents import KEEP_CLOSED, LiveIncidents
 
 

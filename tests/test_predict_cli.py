@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from collectors.model import Job, Node, Partition, SchedulerConfig, Snapshot, Team
-from collectors.recording import Recorder
 from quotatop.cli import main
 from quotatop.commands.predict import CSV_FIELDS
+from recording.store import Recorder
 
 T = 1_800_000_000.0
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from collectors.model import Snapshot
-from collectors.recording import Recorder
-from collectors.replay_source import ReplaySource
 from quotatop.cli import main
+from recording.replay_source import ReplaySource
+from recording.store import Recorder
 from tui.timeline_protocol import TimelineControl, timeline_of
 
 

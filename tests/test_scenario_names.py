@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import collectors.sources as sources
-from collectors.sources import DEMO_DATA, SourceOptions, bundled_scenarios, open_source
+import quotatop.sources as sources
 from quotatop.cli import build_parser, main
+from quotatop.sources import DEMO_DATA, SourceOptions, bundled_scenarios, open_source
 from quotatop.tui_launch import resolve
 
 
@@ -53,7 +53,7 @@ def test_an_unknown_name_lists_the_bundled_ones_on_one_line(
 
 
 def test_a_missing_path_still_says_no_such_file(tmp_path: Path) -> None:
-    from quotatop.errors import UserError
+    from collectors.errors import UserError
 
     with pytest.raises(UserError, match="no such scenario file"):
         open_source("demo", SourceOptions(scenario=str(tmp_path / "queue_storm")))

@@ -17,11 +17,13 @@ from hypothesis import strategies as st
 from slurm_fixture_runner import FILES, V2205, FixtureRunner
 
 from collectors.base import Collector
+from collectors.errors import UserError
 from collectors.model import from_json
 from collectors.slurm import commands as cmd
 from collectors.slurm.collector import SlurmCollector
 from collectors.slurm.mapping import NO_GUARANTEE
 from collectors.slurm.runner import CommandError
+from review.sacct import sacct_argv
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -347,3 +349,14 @@ def test_22_05_sinfo_needs_no_scontrol_node() -> None:
     c, runner, _ = _collector()
     c.collect()
     assert tuple(cmd.SCONTROL_NODE) not in runner.calls
+
+
+def test_accounting_that_cannot_run_is_one_user_error_line(tmp_path: Path) -> None:
+    # The TUI's Report screen reaches sacct only through the collector's accounting
+    # capability (collectors/base.py) and knows no runner: a query that cannot run (no
+    # sacct on this PATH) comes back as the one-line UserError the screen shows.
+    c = SlurmCollector(env={"PATH": str(tmp_path)})
+    with pytest.raises(UserError) as e:
+        c.accounting(sacct_argv(0.0, 3600.0))
+    assert str(e.value) == "slurm: sacct: command not found"
+    assert c._accounting == []  # the runner of its own is gone

@@ -507,7 +507,32 @@ def test_any_shape_fallback_cap_and_nothing() -> None:
     assert out["11"].runtime_estimate is None and out["12"].runtime_estimate is None
     one = with_runtime_estimates([_job("13", request={})], [_done("2", 10, 30, request={})])
     assert one[0].runtime_estimate == 30
-    assert one[0].runtime_basis == "mean of alice's last run in vision-prod/gpu with no GPUs (30 s)"
+    assert one[0].runtime_basis == (
+        "mean of alice's last run in vision-prod/gpu with the same request (no GPUs, QoS normal) "
+        "(30 s)")
+
+
+def test_the_same_request_comes_before_the_same_shape() -> None:
+    """One user's CPU-only jobs of 8 and 96 CPUs, and 8-GPU jobs under two QoS and
+    constraints, are different work: each job takes the runs that asked for the same."""
+    cpu8, cpu96 = {"cpu": 8.0}, {"cpu": 96.0}
+    history = [
+        _done("1", 0, 15, request=cpu8),
+        _done("2", 100, 60, request=cpu96),  # newer, same shape (no GPUs), other CPUs
+        _done("3", 200, 50, qos="normal"),
+        _done("4", 300, 40, qos="low"),
+        _done("5", 400, 35, qos="low", constraint="ib"),
+    ]
+    jobs = [_job("10", request=cpu8), _job("11", request={"cpu": 4.0}),
+            _job("12", qos="normal"), _job("13", qos="low"), _job("14", qos="low", constraint="ib"),
+            _job("15", qos="high")]
+    got = {j.id: j.runtime_estimate for j in with_runtime_estimates(jobs, history)}
+    assert got == {"10": 15, "11": 37.5, "12": 50, "13": 40, "14": 35, "15": 37.5}
+    basis = {j.id: j.runtime_basis for j in with_runtime_estimates(jobs, history)}
+    assert basis["14"] == ("mean of alice's last run in vision-prod/gpu with the same request "
+                           "(8 h100 GPUs, QoS low, constraint ib) (35 s)")
+    assert basis["11"] == ("mean of alice's last 2 runs in vision-prod/gpu with no GPUs "
+                           "(60 s, 15 s)")
 
 
 def test_runtime_estimates_on_the_captured_snapshot() -> None:

@@ -1,4 +1,4 @@
-"""collectors.sources: one registry builds every collector from a name and options."""
+"""quotatop.sources: one registry builds every collector from a name and options."""
 
 from __future__ import annotations
 
@@ -8,28 +8,28 @@ from pathlib import Path
 
 import pytest
 
-from collectors.sources import (
+from collectors.errors import UserError
+from harness.fixtures_k8s_prom import kube_api, prometheus_server  # noqa: F401  (fixtures)
+from harness.kube_apiserver import KubeAPIServer
+from harness.prometheus_server import PrometheusServer
+from harness.team_exporter import QUOTAS
+from quotatop.sources import (
     DEFAULT_SCENARIO,
     SOURCES,
     SourceOptions,
     open_source,
     options_from_mapping,
 )
-from harness.fixtures_k8s_prom import kube_api, prometheus_server  # noqa: F401  (fixtures)
-from harness.kube_apiserver import KubeAPIServer
-from harness.prometheus_server import PrometheusServer
-from harness.team_exporter import QUOTAS
-from quotatop.errors import UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_import_pulls_in_no_backend() -> None:
     code = (
-        "import sys, collectors.sources\n"
+        "import sys, quotatop.sources\n"
         "heavy = ['kubernetes', 'prometheus_api_client', 'textual', 'collectors.slurm',"
         " 'collectors.k8s.collector', 'collectors.prometheus_source',"
-        " 'collectors.replay_source', 'collectors.scenario_source']\n"
+        " 'recording.replay_source', 'simulation.scenario_source']\n"
         "print(','.join(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run(

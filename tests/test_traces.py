@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 import scheduler_core
-from collectors.recording import Recording
-from collectors.traces.gpu_csv import load_gpu_csv
-from collectors.traces.model import TraceError
-from collectors.traces.swf import load_swf
+from quotatop import __version__
 from quotatop.cli import main
-from quotatop.trace_simulate import cluster_shape, core_metrics, metrics, simulate_trace
+from recording.store import Recording
+from simulation.trace_simulate import cluster_shape, core_metrics, metrics, simulate_trace
+from simulation.traces.gpu_csv import load_gpu_csv
+from simulation.traces.model import TraceError
+from simulation.traces.swf import load_swf
 
 # Made up for these tests, in the SWF layout; not from any real system.
 SWF = """; Version: 2.2
@@ -152,6 +153,8 @@ def test_simulate_trace_prints_metrics_and_records(tmp_path: Path,
     assert out["recorded_frames"] == 20
     with Recording(rec) as r:
         assert len(r) == 20
+        # The store sits below the roof: the command hands it the version it states.
+        assert r.meta["quotatop_version"] == __version__
         assert any(j.state == "pending" for i in range(20) for j in r.frame(i).jobs)
     fifo = tmp_path / "fifo.qtrec"
     assert main(["simulate", str(p), "--format", "csv", "--policy", "fifo", "--json",
@@ -179,7 +182,7 @@ def test_without_requested_times_backfilling_plans_with_the_run_time(tmp_path: P
     node the head leaves spare) and job 3 waits until 503; conservative keeps job 3's
     reservation at 200, so job 4 waits until 300. Without a limit no reservation could
     be placed and both would be greedy first fit."""
-    from quotatop.trace_simulate import load_trace, simulate_trace
+    from simulation.trace_simulate import load_trace, simulate_trace
 
     p = tmp_path / "no_reqtime.swf"
     p.write_text("; MaxNodes: 4\n; MaxProcs: 4\n" + "".join(

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from tests_tui_helpers import loaded
 
-from collectors.scenario_source import ScenarioSource
 from conftest import DEMO
-from quotatop.scenario import load_scenario
+from simulation.scenario import load_scenario
+from simulation.scenario_source import ScenarioSource
 from tui.app import QuotatopApp
 
 

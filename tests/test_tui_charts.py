@@ -15,9 +15,9 @@ from textual_plotext.plot import Plot
 from tui_fixtures import FixedCollector, frozen_clock, snapshot
 
 from collectors.model import PENDING, Job
-from collectors.scenario_source import ScenarioSource
 from conftest import DEMO
-from quotatop.scenario import load_scenario
+from simulation.scenario import load_scenario
+from simulation.scenario_source import ScenarioSource
 from tui.app import QuotatopApp
 from tui.chart_data import (
     KEEP,

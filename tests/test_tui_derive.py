@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from tui_fixtures import snapshot
 
-from collectors.config import load_config
-from quotatop.errors import UserError
+from collectors.errors import UserError
+from quotatop.config import load_config
 from quotatop.tui_launch import resolve
 from tui.derive import derive, preemptor, reclaim_order
 from tui.filtering import JobFilter

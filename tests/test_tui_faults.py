@@ -42,9 +42,9 @@ from tui_fixtures import T0
 
 from collectors.model import Snapshot
 from collectors.prometheus_source import PrometheusCollector, PrometheusConfig
-from collectors.replay_source import ReplaySource
 from collectors.slurm import runner as runner_mod
 from collectors.slurm.collector import SlurmCollector
+from recording.replay_source import ReplaySource
 from tui.app import QuotatopApp
 from tui.modals import HelpScreen
 

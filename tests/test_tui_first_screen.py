@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from textual.widgets import DataTable
 
-from collectors.scenario_source import ScenarioSource
 from conftest import DEMO
-from quotatop.scenario import load_scenario
+from simulation.scenario import load_scenario
+from simulation.scenario_source import ScenarioSource
 from tui.app import QuotatopApp
 
 

@@ -12,9 +12,9 @@ from textual.command import CommandPalette
 from tui_fixtures import T0, FixedCollector, frozen_clock, snapshot
 
 from collectors.model import Job
-from collectors.recording import Recorder
-from collectors.replay_source import ReplaySource
 from quotatop.cli import main
+from recording.replay_source import ReplaySource
+from recording.store import Recorder
 from tui.app import QuotatopApp
 from tui.modals import JobDetailScreen
 
@@ -60,8 +60,8 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_the_tui_takes_the_same_source_flags_as_snapshot() -> None:
+    from collectors.errors import UserError
     from quotatop.cli import build_parser
-    from quotatop.errors import UserError
     from quotatop.tui_launch import resolve
 
     args = build_parser().parse_args(["--source", "prometheus", "--prometheus-url",
@@ -75,8 +75,8 @@ def test_the_tui_takes_the_same_source_flags_as_snapshot() -> None:
 
 
 def test_a_missing_prometheus_url_names_the_flag_and_the_config_key() -> None:
-    from collectors.sources import SourceOptions, open_source
-    from quotatop.errors import UserError
+    from collectors.errors import UserError
+    from quotatop.sources import SourceOptions, open_source
 
     with pytest.raises(UserError) as e:
         open_source("prometheus", SourceOptions())

@@ -277,7 +277,7 @@ def test_export_dir_comes_from_the_config(tmp_path: Path) -> None:
 async def test_incident_detail_shows_times_not_epochs() -> None:
     from tui_fixtures import NOW
 
-    from quotatop.incidents import Incident
+    from incidents import Incident
     from tui.live_incidents import IncidentState, LiveIncidents
 
     storm = Incident(kind="queue_storm", opened_at=NOW - 600, teams=["exp"],

@@ -1,5 +1,5 @@
 """Live extras of the TUI: R records the session into a recording that
-collectors.recording opens, and incidents detected live show on the Overview,
+recording.store opens, and incidents detected live show on the Overview,
 the Incidents screen and the Timeline."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from tests_tui_helpers import loaded, screen_text
 from textual.widgets import DataTable
 from tui_fixtures import NOW, T0, FixedCollector, frozen_clock, snapshot
 
-from collectors.recording import Recording
-from collectors.scenario_source import ScenarioSource
 from conftest import DEMO
-from quotatop.scenario import load_scenario
+from recording.store import Recording
+from simulation.scenario import load_scenario
+from simulation.scenario_source import ScenarioSource
 from tui.app import QuotatopApp
 from tui.live_recording import LiveRecording, default_record_dir, recording_name
 

@@ -15,13 +15,13 @@ from textual.command import CommandPalette
 from textual.widgets import DataTable, Input, TextArea
 from textual_plotext import PlotextPlot
 
-from collectors.recording import Recorder
-from collectors.replay_source import ReplaySource
-from collectors.scenario_source import ScenarioSource
-from collectors.sources import DEFAULT_SCENARIO
 from quotatop.cli import main
-from quotatop.review.whatif import parse_set, whatif
-from quotatop.scenario import load_scenario
+from quotatop.sources import DEFAULT_SCENARIO
+from recording.replay_source import ReplaySource
+from recording.store import Recorder
+from review.whatif import parse_set, whatif
+from simulation.scenario import load_scenario
+from simulation.scenario_source import ScenarioSource
 from tests.harness import fixtures as _slurm_fixtures
 from tests.tests_tui_helpers import loaded, screen_text
 from tests.tui_fixtures import FixedCollector, frozen_clock, snapshot
@@ -227,7 +227,7 @@ async def test_a_live_session_recorded_with_R_reports_the_frames_recorded(
 def test_the_tui_takes_the_configs_prices_and_refuses_a_bad_one(tmp_path: Path) -> None:
     import argparse
 
-    from quotatop.errors import UserError
+    from collectors.errors import UserError
     from quotatop.tui_launch import resolve
 
     def launch(text: str):  # type: ignore[no-untyped-def]

@@ -7,9 +7,9 @@ import pytest
 from tests_tui_helpers import loaded
 from tui_fixtures import FixedCollector, frozen_clock
 
-from collectors.scenario_source import ScenarioSource
 from conftest import DEMO
-from quotatop.scenario import load_scenario
+from simulation.scenario import load_scenario
+from simulation.scenario_source import ScenarioSource
 from tui.app import QuotatopApp
 
 SCREENS = [("1", "overview"), ("2", "quota"), ("3", "priority"), ("4", "elastic"),

@@ -5,16 +5,17 @@ from __future__ import annotations
 from tests_tui_helpers import loaded, screen_text
 from textual.widgets import TabbedContent
 
-from collectors.scenario_source import ScenarioSource
+from collectors.base import driven_as_timeline
 from conftest import DEMO
-from quotatop.scenario import load_scenario
+from simulation.scenario import load_scenario
+from simulation.scenario_source import ScenarioSource
+from simulation.scenario_timeline import ScenarioTimeline
 from tui.app import QuotatopApp
-from tui.scenario_timeline import ScenarioTimeline
 from tui.timeline_protocol import TimelineControl, timeline_of
 
 
 def test_replay_source_and_demo_implement_the_protocol() -> None:
-    from collectors.replay_source import ReplaySource
+    from recording.replay_source import ReplaySource
 
     members = [m for m in vars(TimelineControl) if not m.startswith("_")]
     assert "seek" in members and "incident_marks" in members
@@ -23,6 +24,23 @@ def test_replay_source_and_demo_implement_the_protocol() -> None:
     source = ScenarioSource(load_scenario(DEMO / "seed_fifo.toml"), loop=False)
     assert timeline_of(ScenarioTimeline(source)) is not None
     assert timeline_of(source) is None
+
+
+def test_a_source_offers_its_timeline_through_the_protocol() -> None:
+    # The App never names ScenarioSource: the source's as_timeline capability makes the
+    # collector it drives; a source without it (a replay is its own timeline) is itself.
+    from recording.replay_source import ReplaySource
+
+    source = ScenarioSource(load_scenario(DEMO / "seed_fifo.toml"), loop=False)
+    driven = driven_as_timeline(source)
+    assert isinstance(driven, ScenarioTimeline) and driven.source is source
+    assert timeline_of(driven) is driven and driven.frames == source.total_steps
+    assert QuotatopApp(source).collector.source is source  # type: ignore[attr-defined]
+    assert not hasattr(ReplaySource, "as_timeline")
+    snap = source.collect()
+    plain = type("Plain", (), {"name": "plain", "collect": lambda self: snap,
+                               "close": lambda self: None})()
+    assert driven_as_timeline(plain) is plain and timeline_of(plain) is None
 
 
 async def test_timeline_keys_step_seek_speed_pause() -> None:
@@ -108,8 +126,8 @@ async def test_timeline_drives_a_real_recording(tmp_path) -> None:  # type: igno
     import msgspec
     from tui_fixtures import T0, snapshot
 
-    from collectors.recording import Recorder
-    from collectors.replay_source import ReplaySource
+    from recording.replay_source import ReplaySource
+    from recording.store import Recorder
 
     path = tmp_path / "rec.qtr"
     with Recorder(path, cluster="atlas", source="fixture") as rec:

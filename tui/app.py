@@ -22,23 +22,21 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
-from collectors.base import Collector
+from collectors.base import Collector, driven_as_timeline
 from collectors.footprint import Footprint
 from collectors.model import Snapshot
-from collectors.scenario_source import ScenarioSource
-from quotatop.heap import give_back_free_heap
-from quotatop.review.report import Prices
+from review.report import Prices
 from tui.chart_data import ChartHistory, sample_of
 from tui.derive import Derived, derive
 from tui.format import duration
 from tui.habits import HABIT_BINDINGS, HabitsMixin
+from tui.heap import give_back_free_heap
 from tui.live_incidents import IncidentState, LiveIncidents
 from tui.live_recording import LiveRecording
 from tui.modals import HelpScreen, JobDetailScreen
 from tui.palette import QuotatopCommands
 from tui.predictions import Predictions, core_available, predict_taken
 from tui.report_screen import ReportScreen
-from tui.scenario_timeline import ScenarioTimeline
 from tui.theme_colors import assign_team_colors
 from tui.timeline_protocol import TimelineControl, timeline_of
 from tui.views.base import View, ViewData
@@ -119,11 +117,12 @@ class QuotatopApp(HabitsMixin, App[None]):
                  record_dir: Path | None = None, record_retention: float | None = None,
                  incidents: LiveIncidents | None = None,
                  footprint: Callable[[], Footprint | None] | None = None,
-                 prices: Prices | None = None) -> None:
+                 prices: Prices | None = None, version: str = "") -> None:
         super().__init__()
         self.prices = prices  # the config's [prices], for the Report screen's cost
-        if isinstance(collector, ScenarioSource):
-            collector = ScenarioTimeline(collector)  # type: ignore[assignment]
+        # A source that can be driven as a replay (a demo scenario) is: the Timeline
+        # screen and space work on it. Found by the protocol, never by its class.
+        collector = driven_as_timeline(collector)
         self.collector = collector
         self.timeline: TimelineControl | None = timeline_of(collector)
         self.refresh_seconds = refresh
@@ -141,7 +140,9 @@ class QuotatopApp(HabitsMixin, App[None]):
         self._want_prediction: Snapshot | None = None
         self._dirty: set[str] = set()
         self._retired: ViewData | None = None  # the data just replaced, freed after the paint
-        self.recording = LiveRecording(record_dir, record_retention, clock=clock)
+        # The version its recordings state: handed down by the command line, above the TUI.
+        self.recording = LiveRecording(record_dir, record_retention, clock=clock,
+                                       version=version)
         self.live_incidents = incidents or LiveIncidents()
         self.incident_state = IncidentState()
         # quotatop's own RSS and CPU, read in the collect worker (the CLI passes a
@@ -609,7 +610,7 @@ class QuotatopApp(HabitsMixin, App[None]):
 
 
 def _live_written_at(snap: Snapshot) -> float | None:
-    """When a live source's poller wrote this frame (collectors/live_source.py sets
+    """When a live source's poller wrote this frame (recording/live_source.py sets
     it only for frames that were fresh then), or None."""
     try:
         return float(snap.meta["live_written_at"])

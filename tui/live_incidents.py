@@ -1,6 +1,6 @@
 """Incidents detected live, one snapshot at a time, in the collect worker.
 
-Wraps ``quotatop.incidents.IncidentMonitor``: after each snapshot, the open
+Wraps ``incidents.IncidentMonitor``: after each snapshot, the open
 incidents and the ones that closed this session (for the Incidents screen and
 the Timeline marks). A replay or the demo seeking backwards restarts the
 monitor from that frame: detectors assume time moves forward.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from collectors.model import Snapshot
-from quotatop.incidents import Incident, IncidentConfig, IncidentMonitor
+from incidents import Incident, IncidentConfig, IncidentMonitor
 
 KEEP_CLOSED = 200  # closed incidents kept for the list and the timeline
 

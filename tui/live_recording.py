@@ -32,7 +32,8 @@ def recording_name(cluster: str, at: float) -> str:
 
 class LiveRecording:
     def __init__(self, directory: Path | None = None, retention: float | None = None,
-                 clock: object = time.time) -> None:
+                 clock: object = time.time, version: str = "") -> None:
+        self.version = version  # the quotatop version a recording states (from the roof)
         self.directory = Path(directory) if directory else default_record_dir()
         self.retention = retention
         self._clock = clock
@@ -52,7 +53,7 @@ class LiveRecording:
     def start(self, snap: Snapshot | None, source: str) -> None:
         """Open a new file named by cluster and time; append ``snap`` (what is on
         screen) as its first frame. Worker thread."""
-        from collectors.recording import Recorder, RecordingError
+        from recording.store import Recorder, RecordingError
 
         cluster = (snap.cluster if snap is not None else "") or "cluster"
         with self._lock:
@@ -64,7 +65,8 @@ class LiveRecording:
                 self.directory.mkdir(parents=True, exist_ok=True)
                 rec = Recorder(path, cluster=cluster, source=(snap.source if snap else "")
                                or source, retention=self.retention,
-                               keyframe_every=KEYFRAME_EVERY).start()
+                               keyframe_every=KEYFRAME_EVERY,
+                               version=self.version).start()
             except (OSError, RecordingError) as e:
                 self.error = f"cannot record to {path}: {e}"
                 return

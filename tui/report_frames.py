@@ -1,7 +1,7 @@
 """The data behind the Report screen (key ``m``): the period's job runs the session can
 get — the demo scenario once through, the recording a replay plays, a live Slurm's own
 accounting (``sacct``, asked of the collector), or the recording this session is making
-(``R``) — and the report of quotatop/review/report.py over them, the same numbers
+(``R``) — and the report of review/report.py over them, the same numbers
 ``quotatop report`` prints for that source.
 
 No Textual and no subprocess here: the screen calls ``session_report`` in a thread
@@ -16,11 +16,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from collectors.errors import UserError
 from collectors.model import Snapshot
-from quotatop.errors import UserError
-from quotatop.review.frames import recording_frames, scenario_frames
-from quotatop.review.history import History
-from quotatop.review.report import Prices, Report, build_report
+from review.frames import recording_frames, scenario_frames
+from review.history import History
+from review.report import Prices, Report, build_report
 
 PERIOD = 30 * 86400.0  # as `quotatop report`'s default --since 30d
 NO_HISTORY = ("this source keeps no job history: press R to record this session and m "
@@ -30,11 +30,11 @@ NO_HISTORY = ("this source keeps no job history: press R to record this session 
 def session_frames(collector: Any, recording: Path | None) -> tuple[str, Iterable[Snapshot]]:
     """(what the frames are, the frames) for the session's collector; a UserError when
     it has none to read again (a live source that is not being recorded)."""
-    source = getattr(collector, "source", None)  # tui.scenario_timeline.ScenarioTimeline
+    source = getattr(collector, "source", None)  # simulation.scenario_timeline.ScenarioTimeline
     scenario = getattr(source, "scenario", None)
     if scenario is not None and hasattr(source, "total_steps"):
         return f"the scenario {collector.name} once through", scenario_frames(scenario)
-    rec = getattr(collector, "recording", None)  # collectors.replay_source.ReplaySource
+    rec = getattr(collector, "recording", None)  # recording.replay_source.ReplaySource
     rec_path = getattr(rec, "path", None)
     if rec_path:
         return f"the recording {Path(rec_path).name}", recording_frames(rec_path)
@@ -68,15 +68,13 @@ def slurm_report(collector: Any, snap: Snapshot, prices: Prices | None = None,
                  period: float = PERIOD) -> Report:
     """The last ``period`` before the snapshot from Slurm's accounting, as
     `quotatop report --source slurm` gathers it: one sacct query, the snapshot's teams."""
-    from collectors.slurm.runner import CommandError
-    from quotatop.review.sacct import parse_sacct, sacct_argv
+    from review.sacct import parse_sacct, sacct_argv
 
     until = snap.taken_at
     since = until - period
-    try:
-        out = collector.accounting(sacct_argv(since, until))
-    except CommandError as e:
-        raise UserError(f"slurm: {e}") from None
+    # The collector's accounting capability (collectors/base.py) runs sacct and says a
+    # failure as a one-line UserError; the TUI knows no runner.
+    out = collector.accounting(sacct_argv(since, until))
     records, warnings = parse_sacct(out.decode("utf-8", "replace"))
     return build_report(records, snap.teams, since=since, until=until, prices=prices,
                         source="slurm", cluster=snap.cluster, incidents=None,

@@ -1,6 +1,6 @@
 """The Report screen (key ``m``): per team, GPU-hours used against guarantee-hours, cost,
 wait percentiles and the longest-waiting jobs of the period — the numbers of
-``quotatop report`` (quotatop/review/report.py), computed in a thread worker from the
+``quotatop report`` (review/report.py), computed in a thread worker from the
 job runs the session can get (tui/report_frames.py), painted as two charts and two
 tables. Nothing here runs a subprocess.
 """
@@ -19,9 +19,9 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
 
+from collectors.errors import UserError
 from collectors.model import Snapshot
-from quotatop.errors import UserError
-from quotatop.review.report import Prices, Report, TeamRow
+from review.report import Prices, Report, TeamRow
 from tui.format import DASH, duration
 from tui.report_frames import session_report
 

@@ -3,9 +3,9 @@ fair-share weights, or drain and add nodes on the snapshot on screen, and see ea
 predicted waits and starts before and after, side by side, with the commands an admin
 would run to make the change, as text to copy.
 
-The syntax is ``quotatop whatif --set``'s (quotatop/review/whatif.py, docs/review.md);
+The syntax is ``quotatop whatif --set``'s (review/whatif.py, docs/review.md);
 several changes are separated by ``;``. Nothing is sent to the cluster. The core predicts
-both snapshots in a thread worker (quotatop.review.whatif.whatif); the dialog only paints.
+both snapshots in a thread worker (review.whatif.whatif); the dialog only paints.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Input, Static, TextArea
 from textual.widgets.data_table import CellDoesNotExist
 
+from collectors.errors import UserError
 from collectors.model import Snapshot
-from quotatop.errors import UserError
-from quotatop.review.whatif import Change, WhatifOutput, parse_set, whatif
+from review.whatif import Change, WhatifOutput, parse_set, whatif
 from tui.format import DASH, duration, num
 
 HINT = ("team=NAME max.gpu=24 guarantee.gpu=8 shares=200 · qos=NAME priority=500 grp.gpu=16 · "

@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from collectors.errors import UserError
 from collectors.model import Node, Snapshot
 from collectors.slurm import commands as cmd
 from collectors.slurm import (
@@ -317,12 +318,15 @@ class SlurmCollector:
         """stdout of one read-only accounting query (the runner's allowlist decides:
         e.g. the report's ``sacct`` of a period), for the TUI's Report screen. A runner
         of its own, so the polling round's status and deadline stay as they are;
-        ``interrupt`` ends it too. CommandError (one line) otherwise."""
+        ``interrupt`` ends it too. A UserError (one line) otherwise: the caller reaches
+        this through the Collector protocol's ``accounting`` capability and knows no runner."""
         r = self.runner
         runner = Runner(ssh_host=r.ssh_host, timeout=max(timeout, r.timeout), env=r.env)
         self._accounting.append(runner)
         try:
             return runner.run(argv[0], argv).stdout
+        except CommandError as e:
+            raise UserError(f"slurm: {e}") from None
         finally:
             self._accounting.remove(runner)
             runner.close()

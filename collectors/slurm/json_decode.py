@@ -717,6 +717,7 @@ def _acct_job(j: js.AcctJob) -> Job:
         end_time=epoch(t.end),
         priority=num(j.priority),
         nodes=list(_hosts_cached(j.nodes)) if j.nodes and j.nodes != "None assigned" else [],
+        constraint=j.constraints or None,
     )
 
 

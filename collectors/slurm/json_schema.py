@@ -275,6 +275,7 @@ class AcctJob(Struct, gc=False):
     tres: AcctTresSet | None = None
     array: AcctArray | None = None
     priority: AnyNum = None
+    constraints: str | None = ""  # the --constraint expression
 
 
 class Squeue38(Struct, gc=False):

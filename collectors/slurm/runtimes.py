@@ -5,10 +5,13 @@ user's last two runtimes is a better one for backfilling (Tsafrir, Etsion and Fe
 "Backfilling using system-generated predictions rather than user runtime estimates",
 IEEE TPDS 2007). For each running and pending job this sets ``Job.runtime_estimate`` to
 the mean elapsed time of the user's last two COMPLETED jobs in the same account and
-partition with the same shape (GPU count and type, node count), capped at the job's
-time limit; without any of that shape, the last two of the same user, account and
-partition of any shape; otherwise it stays None. ``Job.runtime_basis`` says which, in
-words."""
+partition that asked for the same (GPUs, nodes, CPUs, QoS, constraint and time limit:
+most likely the same job script again), capped at the job's time limit; without any
+such run, the last two with the same shape (GPU count and type, node count); without
+those, the last two of the same user, account and partition of any shape; otherwise it
+stays None. ``Job.runtime_basis`` says which, in words. The closest match comes first
+because one user's jobs of one shape still differ: a CPU-only job of 8 CPUs and one of
+96, or the same GPUs under another QoS or on other nodes, are different work."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ LAST = 2  # how many of the latest runs are averaged
 _LIVE = frozenset({PENDING, RUNNING, SUSPENDED})
 
 Shape = tuple[tuple[tuple[str, float], ...], int]
+Request = tuple[Shape, float, str, str | None, float | None]
 
 
 def shape(job: Job) -> Shape:
@@ -29,6 +33,12 @@ def shape(job: Job) -> Shape:
     req = job.request
     gpus = tuple(sorted((k, v) for k, v in req.items() if k == "gpu" or k.startswith("gpu:")))
     return gpus, max(1, int(job.nodes_requested or 1))
+
+
+def request_key(job: Job) -> Request:
+    """Everything the user asked for that tells one job script from another."""
+    return (shape(job), float(job.request.get("cpu", 0.0)), job.qos, job.constraint,
+            job.time_limit)
 
 
 def describe_shape(s: Shape) -> str:
@@ -60,6 +70,7 @@ class _Run(msgspec.Struct, gc=False):
     end: float
     elapsed: float
     shape: Shape
+    request: Request
 
 
 def _runs(history: Iterable[Job]) -> dict[tuple[str, str, str | None], list[_Run]]:
@@ -78,7 +89,7 @@ def _runs(history: Iterable[Job]) -> dict[tuple[str, str, str | None], list[_Run
             continue
         seen.add(key)
         out.setdefault((j.user, j.team, j.partition), []).append(
-            _Run(end=j.end_time, elapsed=elapsed, shape=shape(j))
+            _Run(end=j.end_time, elapsed=elapsed, shape=shape(j), request=request_key(j))
         )
     for runs in out.values():
         runs.sort(key=lambda r: r.end, reverse=True)
@@ -90,9 +101,15 @@ def estimate(job: Job, runs: list[_Run]) -> tuple[float, str] | None:
     if not runs:
         return None
     want = shape(job)
+    exact = request_key(job)
+    asked = [r for r in runs if r.request == exact][:LAST]
     same = [r for r in runs if r.shape == want][:LAST]
     where = f"{job.team}/{job.partition}" if job.partition else job.team
-    if same:
+    if asked:
+        asked_for = [describe_shape(want)] + ([f"{_n(exact[1])} CPUs"] if exact[1] else []) \
+            + [f"QoS {job.qos}"] + ([f"constraint {job.constraint}"] if job.constraint else [])
+        picked, what = asked, f"in {where} with the same request ({', '.join(asked_for)})"
+    elif same:
         picked, what = same, f"in {where} with {describe_shape(want)}"
     else:
         picked, what = runs[:LAST], f"in {where} (any shape)"
@@ -122,7 +139,7 @@ def with_runtime_estimates(jobs: list[Job], history: Iterable[Job]) -> list[Job]
         if not runs:
             out.append(j)
             continue
-        ck = (j.user, j.team, j.partition, shape(j), j.time_limit)
+        ck = (j.user, j.team, j.partition, request_key(j))
         if ck in cache:
             got = cache[ck]
         else:

@@ -3,7 +3,7 @@ which quota split would have served a period's real jobs best (with --history, t
 sacct lists for the period, on the Slurm cluster's own nodes, against its current
 GrpTRES maxes). Each candidate split is one simulation of the trace through the core,
 on a local process pool or, with --scheduler-address, on a Dask cluster; the sweep
-and the verdict live in quotatop/review/advise.py (docs/review.md, "quotatop advise")."""
+and the verdict live in review/advise.py (docs/review.md, "quotatop advise")."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from quotatop.errors import UserError
+from collectors.errors import UserError
 from quotatop.flags import MAX_NODES, MAX_PER_NODE, number, seconds
 from quotatop.source_flags import add_source_flags
 
@@ -68,11 +68,11 @@ def history_trace(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[float 
                                                                           float | None]]]:
     """--history DURATION --source slurm: the period's jobs from sacct through the Slurm
     collector's runner, as a trace on the cluster's nodes, and the quotas in force."""
-    from collectors.config import load_config
-    from collectors.recording import parse_duration
     from quotatop.commands.report import gather_slurm, parse_when
-    from quotatop.review.period_trace import current_quotas, period_trace
+    from quotatop.config import load_config
     from quotatop.tui_launch import source_words
+    from recording.store import parse_duration
+    from review.period_trace import current_quotas, period_trace
 
     cfg = load_config(args.config)
     kind, _ = source_words(args.source or [cfg.source], cfg.source)
@@ -94,8 +94,8 @@ def history_trace(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[float 
 
 
 def run(args: argparse.Namespace) -> int:
-    from quotatop.review import advise as adv
-    from quotatop.trace_simulate import cluster_shape, load_trace, resolve_trace
+    from review import advise as adv
+    from simulation.trace_simulate import cluster_shape, load_trace, resolve_trace
 
     t0 = time.perf_counter()
     if args.policy not in POLICIES:
@@ -172,7 +172,7 @@ def _quota(c: Any, res: str, teams: list[str], shown: int = 3) -> str:
 
 def print_report(out: dict[str, Any], results: list[Any], front: list[int],
                  rec: int | None, why: list[str]) -> None:
-    from quotatop.review.advise import fmt_wait, worst_p95
+    from review.advise import fmt_wait, worst_p95
 
     teams, res = out["teams"], out["resource"]
     print(f"{out['trace']} ({out['format']}): {out['jobs']:,} jobs, {len(teams)} teams, "

@@ -26,8 +26,8 @@ from urllib.parse import urlparse
 import msgspec
 
 from collectors import procgroups
+from collectors.errors import UserError
 from collectors.model import PENDING, Snapshot
-from quotatop.errors import UserError
 from quotatop.flags import number, seconds
 from quotatop.source_flags import add_source_flags, source_options
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from prometheus_client.core import GaugeMetricFamily
 
     from collectors.base import Collector as Source
-    from quotatop.incidents import IncidentConfig, IncidentMonitor
+    from incidents import IncidentConfig, IncidentMonitor
 
 GPU = "gpu"  # stranded capacity is counted in GPUs whatever the snapshot's display unit
 
@@ -96,9 +96,9 @@ def stranded_gpus(snap: Snapshot) -> float:
     detector agree: the node itself strands them (down or drained, or its CPUs or memory
     exhausted: ``tui.derive.node_is_stranding``, the TUI's cluster meter), or GPU jobs are
     pending and the node's hole is smaller than what every one of them needs per node
-    (fragmentation: ``quotatop.incidents.fragmentation.fits``). With no GPU job pending,
+    (fragmentation: ``incidents.fragmentation.fits``). With no GPU job pending,
     idle GPUs are just idle, not stranded."""
-    from quotatop.incidents.fragmentation import fits
+    from incidents.fragmentation import fits
     from tui.derive import node_is_stranding
 
     pending = [j for j in snap.jobs if j.state == PENDING and j.request.get(GPU, 0.0) > 0]
@@ -172,7 +172,7 @@ class Exporter:
     def __init__(self, source: Source, *, cluster: str, refresh: float, kind: str = "source",
                  incidents: IncidentConfig | None = None,
                  clock: Callable[[], float] = time.time) -> None:
-        from quotatop.incidents import IncidentMonitor
+        from incidents import IncidentMonitor
 
         self.source = source
         self.kind = kind
@@ -312,7 +312,7 @@ class QuotaMetrics:
                      "Free GPUs no job can use: on down/drained or CPU/memory-exhausted "
                      "nodes, or in holes too small for every pending GPU job",
                      ["cluster"], [([c], frame.stranded_gpus)])
-        from quotatop.incidents import KINDS
+        from incidents import KINDS
 
         # Every kind, zeros included, so `quotatop_incidents_open > 0` alerts resolve.
         yield _gauge("quotatop_incidents_open", "Incidents open now, by kind",
@@ -345,9 +345,9 @@ def default_cluster(kind: str, opts: Any) -> str:
 
 def build(args: argparse.Namespace) -> Exporter:
     """The exporter for the parsed flags, its source opened (UserError on bad input)."""
-    from collectors.config import load_config
-    from collectors.sources import open_source
-    from quotatop.incidents import IncidentConfig
+    from incidents import IncidentConfig
+    from quotatop.config import load_config
+    from quotatop.sources import open_source
     from quotatop.tui_launch import source_words
 
     cfg = load_config(args.config)

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from quotatop.errors import UserError
+from collectors.errors import UserError
 from quotatop.flags import number
 from quotatop.source_flags import add_source_flags, source_options
 
@@ -151,8 +151,8 @@ def _text(out: PredictOutput) -> str:
 
 
 def _snapshot(args: argparse.Namespace) -> Any:
-    from collectors.config import load_config
-    from collectors.sources import open_source
+    from quotatop.config import load_config
+    from quotatop.sources import open_source
     from quotatop.tui_launch import source_words
 
     cfg = load_config(args.config)

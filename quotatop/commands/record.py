@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from collectors import procgroups
-from quotatop.errors import UserError
+from collectors.errors import UserError
+from quotatop import __version__
 from quotatop.flags import MAX_FRAMES, number, seconds
 from quotatop.source_flags import add_source_flags, source_overrides
 
@@ -23,9 +24,9 @@ SOURCES = ("slurm", "k8s", "prometheus", "demo")
 
 
 def make_source(args: argparse.Namespace) -> Collector:
-    """The collector for ``--source``, built by the one registry (collectors/sources.py)."""
-    from collectors.config import load_config
-    from collectors.sources import open_source
+    """The collector for ``--source``, built by the one registry (quotatop/sources.py)."""
+    from quotatop.config import load_config
+    from quotatop.sources import open_source
 
     cfg = load_config(args.config)
     opts = cfg.source_options(args.source, **source_overrides(args, args.source),
@@ -68,7 +69,7 @@ def _daemonize(pidfile: Path, log: str | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from collectors.recording import Recorder, RecordingError, parse_duration
+    from recording.store import Recorder, RecordingError, parse_duration
 
     try:
         retention = parse_duration(args.retention) if args.retention else None
@@ -85,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     # The interval the source was built with: the flag, else the config's poll interval.
     args.interval = getattr(source, "refresh", None) or args.interval or 2.0
     recorder = Recorder(args.out, cluster="", source=args.source, retention=retention,
-                        keyframe_every=args.keyframe_every, interval=args.interval)
+                        keyframe_every=args.keyframe_every, interval=args.interval,
+                        version=__version__)
     try:
         recorder.start()  # fail on a bad --out before detaching
     except RecordingError as e:

@@ -10,7 +10,7 @@ import json
 import math
 import sys
 
-from quotatop.errors import UserError
+from collectors.errors import UserError
 from quotatop.flags import number, seconds
 
 
@@ -18,7 +18,7 @@ def parse_at(text: str, start: float, end: float) -> float:
     """``HH:MM[:SS]`` (local time of day, the first such moment at or after the
     recording's start), ``+90s``/``+2h`` (offset from the start), an ISO date-time,
     or epoch seconds."""
-    from collectors.recording import parse_duration
+    from recording.store import parse_duration
 
     s = text.strip()
     if s.startswith("+"):
@@ -85,8 +85,8 @@ def predictions_for(snap) -> tuple[object, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from collectors.recording import RecordingError
-    from collectors.replay_source import ReplaySource
+    from recording.replay_source import ReplaySource
+    from recording.store import RecordingError
 
     try:
         source = ReplaySource(args.file, speed=args.speed)
@@ -98,9 +98,10 @@ def run(args: argparse.Namespace) -> int:
             source.pause()
         if args.json:
             return _print_frame(source, args)
+        from quotatop import __version__
         from tui.app import QuotatopApp
 
-        QuotatopApp(source, refresh=args.refresh).run()
+        QuotatopApp(source, refresh=args.refresh, version=__version__).run()
         return 0
     except RecordingError as e:
         raise UserError(str(e)) from None
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 def _print_frame(source, args: argparse.Namespace) -> int:
     import msgspec
 
-    from quotatop.incidents import IncidentMonitor
+    from incidents import IncidentMonitor
 
     source.pause()
     snap = source.collect()

@@ -4,7 +4,7 @@ roll-ups, what a period used — GPU- and CPU-hours, guarantee-hours and how muc
 guarantee sat idle, cost, jobs, waits, preemptions — and the incidents of the period.
 
 This module gathers (one sacct query, a recording's frames, a simulated scenario) and
-prints; the numbers come from quotatop/review/report.py, which does no I/O.
+prints; the numbers come from review/report.py, which does no I/O.
 Field by field: docs/review.md."""
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from typing import Any
 
 import msgspec
 
+from collectors.errors import UserError
 from collectors.model import Node, Snapshot, Team
-from quotatop.errors import UserError
-from quotatop.review.frames import recording_frames
-from quotatop.review.report import (
+from quotatop.source_flags import add_source_flags, source_overrides
+from review.frames import recording_frames
+from review.report import (
     JobRecord,
     Prices,
     Report,
@@ -35,7 +36,6 @@ from quotatop.review.report import (
     parse_prices,
     to_builtins,
 )
-from quotatop.source_flags import add_source_flags, source_overrides
 
 FORMATS = ("md", "csv", "json", "html")
 NO_INCIDENTS_LIVE = ("incidents need a recording: run `quotatop record --source slurm` "
@@ -64,7 +64,7 @@ def parse_when(text: str, now: float) -> float:
 
 
 def _duration(text: str) -> float:
-    from collectors.recording import parse_duration
+    from recording.store import parse_duration
 
     try:
         return parse_duration(text)
@@ -77,7 +77,7 @@ def load_prices(path: str | None, cfg: Any) -> Prices:
     wins over the config's [prices]."""
     if path is None:
         return parse_prices(cfg.prices or {}, cfg.path or "config")
-    from quotatop.files import read_toml
+    from collectors.files import read_toml
 
     raw = read_toml(path, "prices file")
     table = raw["prices"] if isinstance(raw.get("prices"), dict) and len(raw) == 1 else raw
@@ -85,7 +85,7 @@ def load_prices(path: str | None, cfg: Any) -> Prices:
 
 
 def _incident_config(cfg: Any) -> Any:
-    from quotatop.incidents import IncidentConfig
+    from incidents import IncidentConfig
 
     try:
         return msgspec.convert(cfg.incidents or {}, IncidentConfig)
@@ -110,8 +110,8 @@ class Gathered(msgspec.Struct, kw_only=True):
 
 def _from_frames(frames: Iterable[Snapshot], incident_cfg: Any) -> Gathered:
     """One pass over the frames: the job runs and the incidents both."""
-    from quotatop.incidents import IncidentMonitor
-    from quotatop.review.history import History
+    from incidents import IncidentMonitor
+    from review.history import History
 
     hist = History()
     mon = IncidentMonitor(incident_cfg)
@@ -128,9 +128,9 @@ def _from_frames(frames: Iterable[Snapshot], incident_cfg: Any) -> Gathered:
 
 def _demo_frames(path: str | None) -> Iterable[Snapshot]:
     """The scenario once through (no loop), every frame the demo would show."""
-    from collectors.sources import DEFAULT_SCENARIO
-    from quotatop.review.frames import scenario_frames
-    from quotatop.scenario import load_scenario
+    from quotatop.sources import DEFAULT_SCENARIO
+    from review.frames import scenario_frames
+    from simulation.scenario import load_scenario
 
     return scenario_frames(load_scenario(path or DEFAULT_SCENARIO))
 
@@ -139,8 +139,8 @@ def gather_slurm(args: argparse.Namespace, cfg: Any, since: float, until: float)
     """The runs of ``[since, until)`` from one sacct query, the teams and nodes from one
     ordinary snapshot of the Slurm collector (report, and advise --history)."""
     from collectors.slurm.runner import CommandError, Runner
-    from collectors.sources import open_source
-    from quotatop.review.sacct import parse_sacct, sacct_argv
+    from quotatop.sources import open_source
+    from review.sacct import parse_sacct, sacct_argv
 
     opts = cfg.source_options("slurm", **source_overrides(args, "slurm"))
     # The teams and their parents come from one ordinary snapshot (sacctmgr's tree).
@@ -163,7 +163,7 @@ def gather_slurm(args: argparse.Namespace, cfg: Any, since: float, until: float)
 
 
 def gather(args: argparse.Namespace) -> tuple[Report, Gathered]:
-    from collectors.config import load_config
+    from quotatop.config import load_config
     from quotatop.tui_launch import source_words
 
     cfg = load_config(args.config)

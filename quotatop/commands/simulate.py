@@ -8,14 +8,14 @@ import sys
 
 
 def run(args: argparse.Namespace) -> int:
-    from quotatop.trace_simulate import resolve_trace
+    from simulation.trace_simulate import resolve_trace
 
     if getattr(args, "format", None) or resolve_trace(args.file, None):
-        from quotatop.trace_simulate import run as run_trace
+        from quotatop.commands.simulate_trace import run as run_trace
 
         return run_trace(args)
-    from quotatop.scenario import load_scenario
-    from quotatop.simulate import jsonl_lines
+    from simulation.scenario import load_scenario
+    from simulation.simulate import jsonl_lines
 
     scenario = load_scenario(args.file)
     lines = list(jsonl_lines(scenario))  # all or nothing: no half output on error
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                                    "nasa-ipsc (demo_data/traces/, see its README.md)")
     p.add_argument("file", help="scenario TOML, trace file, or bundled trace name (nasa-ipsc)")
     p.add_argument("--jsonl", action="store_true", help="one JSON object per step (default)")
-    from quotatop.trace_simulate import add_arguments
+    from quotatop.commands.simulate_trace import add_arguments
 
     add_arguments(p)
     p.set_defaults(func=run)

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from quotatop.errors import UserError
+from collectors.errors import UserError
 from quotatop.source_flags import add_source_flags, source_overrides
 
 
@@ -81,9 +81,9 @@ def collect_showing_progress(collector: Any, out: TextIO = sys.stderr) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from collectors.config import load_config
     from collectors.model import to_json
-    from collectors.sources import open_source
+    from quotatop.config import load_config
+    from quotatop.sources import open_source
 
     cfg = load_config(args.config)
     opts = cfg.source_options(args.source, **source_overrides(args, args.source),
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from collectors.sources import SOURCES
+    from quotatop.sources import SOURCES
 
     p = sub.add_parser("snapshot", help="collect one snapshot from a live source")
     p.add_argument("--source", required=True, choices=SOURCES, help="where to collect from")

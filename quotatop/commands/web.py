@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from quotatop.errors import UserError
+from collectors.errors import UserError
 from quotatop.flags import number
 from quotatop.source_flags import add_source_flags
 
@@ -91,7 +91,7 @@ def tui_argv(args: argparse.Namespace) -> list[str]:
 
 def _check_source(tui: argparse.Namespace) -> None:
     """What `quotatop` would refuse at once (config, source, numbers, files), refused now."""
-    from collectors.sources import open_source
+    from quotatop.sources import open_source
     from quotatop.tui_launch import resolve
 
     launch = resolve(tui)  # config file, --source words, --refresh: UserError on bad input

@@ -894,6 +894,13 @@ impl<'a> Cluster<'a> {
         true
     }
 
+    /// Whether node `n` belongs to partition `part` (every node, for a job without one).
+    pub fn in_partition(&self, n: usize, part: Option<&str>) -> bool {
+        part.is_none_or(|p| {
+            self.part_nodes.get(p).is_some_and(|v| v[n]) || self.nodes[n].parts.contains(&p)
+        })
+    }
+
     pub fn node_eligible(&self, j: usize, n: usize) -> bool {
         let job = &self.jobs[j];
         self.static_eligible(n, job.gtype, job.part, job.cons)

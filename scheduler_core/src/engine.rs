@@ -2318,9 +2318,13 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     /// The main scheduler's pass before backfill: pending jobs in priority
-    /// order start wherever they fit now, reservations aside; once a job of a
-    /// partition finds no room, later jobs of that partition wait for the
-    /// backfill pass. Jobs held by limits or quotas block nothing.
+    /// order start wherever they fit now, reservations aside. Once a job finds
+    /// no room, the nodes of its partition are taken out for the rest of the
+    /// pass: later jobs of that partition wait for the backfill pass, and a
+    /// job of another partition may start only on nodes outside it (Slurm's
+    /// job_scheduler.c: `bit_and_not(avail_node_bitmap, part_ptr->node_bitmap)`),
+    /// so a partition that shares nodes cannot jump the blocked job there.
+    /// Jobs held by limits or quotas block nothing.
     fn main_pass(&mut self, t: f64) {
         let order = self.queue_order();
         let mut parts: Vec<Option<&'a str>> = Vec::new();
@@ -2331,6 +2335,8 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
         }
         let mut blocked: Vec<Option<&'a str>> = Vec::new();
+        // Nodes taken out by a blocked partition; None until one is.
+        let mut masked: Option<Vec<bool>> = None;
         for j in order {
             let job = &self.c.jobs[j];
             if job.st != St::Pending || job.gang.is_some() || blocked.contains(&job.part) {
@@ -2344,17 +2350,33 @@ impl<'a, 'p> Engine<'a, 'p> {
                 continue;
             }
             let (shape, part, end) = (job.shape, job.part, t + job.limit.unwrap_or(INF));
+            let shares_masked = masked
+                .as_ref()
+                .is_some_and(|m| (0..m.len()).any(|n| m[n] && self.c.in_partition(n, part)));
             let placed = if self.failed_shapes.contains(shape) {
                 None
+            } else if shares_masked {
+                let m = masked.as_ref().expect("checked");
+                let free: Vec<V3> = (0..m.len())
+                    .map(|n| if m[n] { [0.0; 3] } else { self.c.nodes[n].free })
+                    .collect();
+                self.place_now(j, &Plan::default(), Some(&free), end)
             } else {
                 self.place_now(j, &Plan::default(), None, end)
             };
             match placed {
                 Some(nodes) => self.start(j, nodes, t, false),
                 None => {
-                    self.failed_shapes.insert(shape);
-                    self.unfit_shapes.insert(shape);
+                    if !shares_masked {
+                        // No room on any of its nodes: the backfill pass need not look again.
+                        self.failed_shapes.insert(shape);
+                        self.unfit_shapes.insert(shape);
+                    }
                     blocked.push(part);
+                    let m = masked.get_or_insert_with(|| vec![false; self.c.nodes.len()]);
+                    for (n, x) in m.iter_mut().enumerate() {
+                        *x = *x || self.c.in_partition(n, part);
+                    }
                     if blocked.len() == parts.len() {
                         break;
                     }

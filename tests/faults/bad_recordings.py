@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 from tui_fixtures import T0, snapshot
 
-from collectors.recording import Recorder
+from recording.store import Recorder
 
 FAULTS = ("truncated", "foreign", "foreign-wal", "corrupt")
 

@@ -200,8 +200,8 @@ def test_fifo_simulate_answers_or_is_one_value_error(
 # ---- bytes -----------------------------------------------------------------------------
 def _real_snapshot() -> Snapshot:
     """A demo cluster a few steps in: nodes, teams, running and pending jobs."""
-    from collectors.scenario_source import ScenarioSource
-    from quotatop.scenario import load_scenario
+    from simulation.scenario import load_scenario
+    from simulation.scenario_source import ScenarioSource
 
     src = ScenarioSource(load_scenario(DEMO / "split_60_30_10.toml"), loop=False)
     snap = src.collect()

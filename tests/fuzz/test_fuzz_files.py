@@ -28,11 +28,9 @@ import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collectors.config import parse_config
+from collectors.errors import UserError
 from collectors.k8s.kubeconfig import KubeconfigError, check_kubeconfig
 from collectors.model import Job, Node, Snapshot, Team
-from collectors.recording import Recorder, Recording, RecordingError
-from collectors.sources import SOURCES
 from fuzz.strategies import (
     DEMO,
     ROOT,
@@ -50,10 +48,12 @@ from fuzz.strategies import (
     one_line,
     read_text,
 )
-from quotatop.errors import UserError
-from quotatop.scenario import ScenarioV2, load_scenario
-from quotatop.simulate import jsonl_lines
-from quotatop.trace_simulate import load_trace, simulate_trace
+from quotatop.config import parse_config
+from quotatop.sources import SOURCES
+from recording.store import Recorder, Recording, RecordingError
+from simulation.scenario import ScenarioV2, load_scenario
+from simulation.simulate import jsonl_lines
+from simulation.trace_simulate import load_trace, simulate_trace
 
 
 @contextmanager

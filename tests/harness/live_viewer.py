@@ -43,9 +43,9 @@ def main() -> int:
 
     sys.addaudithook(hook)
 
-    from collectors.sources import SourceOptions, open_source
+    from collectors.errors import UserError
     from quotatop.commands.predict import predict_snapshot
-    from quotatop.errors import UserError
+    from quotatop.sources import SourceOptions, open_source
 
     try:
         source = open_source("live", SourceOptions(recording=args.recording,

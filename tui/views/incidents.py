@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
-from quotatop.incidents import Incident
+from incidents import Incident
 from tui.format import DASH, duration
 from tui.table_fit import SCROLLBAR, Cell, Columns, Rows, fill_table, fit_layout
 from tui.views.base import View, ViewData

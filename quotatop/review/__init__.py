@@ -1,3 +1,0 @@
-"""Looking back and asking "what if": the computations behind ``quotatop report`` and
-``quotatop whatif`` (docs/review.md). No I/O here: the commands gather the data
-(sacct, a recording, a scenario) and print; these modules only compute."""
