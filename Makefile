@@ -40,7 +40,7 @@ system-deps:
 lint: build
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
-	cargo fmt --check --manifest-path $(CARGO_MANIFEST)
+	cargo fmt --all --check --manifest-path $(CARGO_MANIFEST)
 	cargo clippy --manifest-path $(CARGO_MANIFEST) --all-targets -- -D warnings
 	PYO3_PYTHON=$(abspath $(BIN)/python) cargo clippy --manifest-path $(CARGO_MANIFEST) --all-targets --features python -- -D warnings
 
