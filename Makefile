@@ -4,9 +4,9 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-CARGO_MANIFEST := scheduler_core/Cargo.toml
-# The native key pruner in front of squeue --json decoding (collectors/slurm/json_decode.py).
-PRUNE_MANIFEST := json_prune/Cargo.toml
+# The Cargo workspace: scheduler_core and json_prune (the native key pruner in front of
+# squeue --json decoding), which maturin builds into the one extension scheduler_core._core.
+CARGO_MANIFEST := Cargo.toml
 
 .PHONY: demo demo-setup test build lint rust-test py-test fuzz system-deps bench clean
 
@@ -16,13 +16,13 @@ $(BIN)/maturin:
 
 build: $(BIN)/maturin
 	$(BIN)/maturin develop --release -q -E dev
-	$(BIN)/maturin develop --release -q -m $(PRUNE_MANIFEST)
 
 # The demo installs and builds only what it runs, and says what it is doing: the TUI's
 # packages (pyproject's runtime dependencies without the cluster clients and servers that
 # only a live source imports: scripts/demo_requirements.py) and the core, built in place
-# with cargo's progress shown. `make build` adds those clients, the dev tools and
-# json_prune. bench/first_run.py times a fresh clone to the first painted frame.
+# with cargo's progress shown, json_prune inside it as `pip install .` builds it. `make
+# build` adds those clients and the dev tools. bench/first_run.py times a fresh clone to
+# the first painted frame.
 demo-setup: $(BIN)/maturin
 	@echo "==> quotatop demo: installing the TUI's Python packages"
 	$(BIN)/python scripts/demo_requirements.py > $(VENV)/demo-requirements.txt
@@ -40,16 +40,12 @@ system-deps:
 lint: build
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
-	cargo fmt --check --manifest-path $(CARGO_MANIFEST)
-	cargo fmt --check --manifest-path $(PRUNE_MANIFEST)
+	cargo fmt --all --check --manifest-path $(CARGO_MANIFEST)
 	cargo clippy --manifest-path $(CARGO_MANIFEST) --all-targets -- -D warnings
-	PYO3_PYTHON=$(abspath $(BIN)/python) cargo clippy --manifest-path $(CARGO_MANIFEST) --features python -- -D warnings
-	cargo clippy --manifest-path $(PRUNE_MANIFEST) --all-targets -- -D warnings
-	PYO3_PYTHON=$(abspath $(BIN)/python) cargo clippy --manifest-path $(PRUNE_MANIFEST) --features python -- -D warnings
+	PYO3_PYTHON=$(abspath $(BIN)/python) cargo clippy --manifest-path $(CARGO_MANIFEST) --all-targets --features python -- -D warnings
 
 rust-test:
 	cargo test --manifest-path $(CARGO_MANIFEST)
-	cargo test --manifest-path $(PRUNE_MANIFEST)
 
 py-test: build
 	$(BIN)/python -m pytest
@@ -65,4 +61,4 @@ bench: build
 	for b in crossing core slurm_parse tui recording_size replay backfill; do $(BIN)/python bench/$$b.py || exit 1; done
 
 clean:
-	rm -rf $(VENV) scheduler_core/target scheduler_core/*.so json_prune/target
+	rm -rf $(VENV) target scheduler_core/*.so scheduler_core/target json_prune/target

@@ -5,7 +5,7 @@ Clones the repository's HEAD into a temporary directory, runs `make demo-setup` 
 place), then starts `python -m quotatop` in tmux at 100x30 and waits until the Overview is
 painted with the demo's data. Prints each phase and the total against the issue's target
 (90 s). The reference, measured in the same run in a second fresh clone, is the path
-`make demo` took before (`make build`: the dev tools, the cluster clients and json_prune).
+`make demo` took before (`make build`: the dev tools and the cluster clients).
 
 pip's and cargo's download caches are used as this machine has them: a machine with
 neither downloads more (the packages, and the core's crates). No timing is asserted.

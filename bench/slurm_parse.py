@@ -135,7 +135,7 @@ def main() -> int:
     args = ap.parse_args()
     from collectors.slurm import json_decode
 
-    pruner = "json_prune (native)" if json_decode._prune is not None else "absent (make build)"
+    pruner = "json_prune (native)" if json_decode._prune is not None else "absent (old core)"
     print(f"key pruner in front of msgspec: {pruner}")
     print(
         f"{'jobs':>8} {'MB':>6} {'collector s':>11} {'stdlib s':>10} {'ratio':>6}"

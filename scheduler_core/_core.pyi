@@ -39,3 +39,10 @@ def snapshot_stats_owned(data: bytes) -> dict[str, float | int]:
 
 def _panic_for_test() -> None:
     """Panics inside the core's guard; raises ValueError (tests the guard)."""
+
+def prune_json_keys(data: bytes, member: str, keep: list[str]) -> bytes:
+    """``data`` with only ``keep`` in each object of the top-level array ``member``
+    (generic JSON key pruning from json_prune/, no part of scheduling; it is built into
+    this extension so that one build gives it). Values are copied byte for byte; a key
+    written with an escape is kept. Raises ValueError (with the byte offset) when
+    ``data`` is not JSON."""

@@ -39,9 +39,10 @@ from collectors.slurm.hostlist import expand_hostlist
 from collectors.slurm.tres import parse_tres
 
 try:
-    # Native (json_prune/, built by `make build`): drops the ~90 keys of each job the
-    # Structs do not declare before msgspec reads them; without it, msgspec skips them.
-    from json_prune import prune as _prune
+    # Native (json_prune/, built into the core's extension by `pip install .` and `make
+    # build`): drops the ~90 keys of each job the Structs do not declare before msgspec
+    # reads them; without it (a core built before it carried the pruner), msgspec skips them.
+    from scheduler_core._core import prune_json_keys as _prune
 except ImportError:  # pragma: no cover - an install without the native pruner
     _prune = None
 

@@ -13,7 +13,7 @@
 //! decoder names the problem).
 
 #[cfg(feature = "python")]
-mod python;
+pub mod python;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PruneError {

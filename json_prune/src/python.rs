@@ -1,4 +1,8 @@
-//! `json_prune.prune(data, member, keep) -> bytes`, the GIL released while it scans.
+//! `prune_json_keys(data, member, keep) -> bytes`, the GIL released while it scans.
+//!
+//! There is no module of its own here: scheduler_core's extension registers this
+//! function (`scheduler_core._core.prune_json_keys`), so the one build of the Python
+//! package (`pip install .` or `make build`) gives it.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -7,7 +11,7 @@ use pyo3::types::PyBytes;
 /// Keep only `keep` in each object of the top-level array `member`; ValueError with
 /// the byte offset when `data` is not JSON.
 #[pyfunction]
-fn prune<'py>(
+pub fn prune_json_keys<'py>(
     py: Python<'py>,
     data: &[u8],
     member: &str,
@@ -26,10 +30,4 @@ fn prune<'py>(
         }
         Ok(())
     })
-}
-
-#[pymodule]
-fn json_prune(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(prune, m)?)?;
-    Ok(())
 }

@@ -231,5 +231,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_msgpack, m)?)?;
     m.add_function(wrap_pyfunction!(check_policy, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    // Generic JSON key pruning (json_prune/: keep only the listed keys in the objects
+    // of one top-level array), no part of scheduling: it rides in this extension so that
+    // the one build of the Python package gives it, and a Python caller that decodes
+    // large JSON documents imports it from here.
+    m.add_function(wrap_pyfunction!(json_prune::python::prune_json_keys, m)?)?;
     Ok(())
 }

@@ -127,7 +127,7 @@ def squeue_with_odd_keys(draw: st.DrawFn) -> bytes:
     return dump_json(doc)
 
 
-@pytest.mark.skipif(json_decode._prune is None, reason="native json_prune not built")
+@pytest.mark.skipif(json_decode._prune is None, reason="the core was built without the pruner")
 @fuzz()
 @given(squeue_with_odd_keys())
 def test_pruned_and_plain_squeue_decoding_agree(data: bytes) -> None:
