@@ -227,8 +227,10 @@ struct Plan {
     /// Per node, indices into `res` of the reservations holding it, ascending.
     on_node: Vec<Vec<usize>>,
     /// Per node, its `Profile` under these reservations, made by `earliest` when
-    /// first needed and brought up to date as reservations are added.
-    profiles: std::cell::RefCell<Vec<Option<Profile>>>,
+    /// first needed (`live`) and brought up to date as reservations are added.
+    /// A pass's plan is `reset` for the next, its buffers kept: making them anew
+    /// each pass was a fifth of conservative backfill's time (issue #17).
+    profiles: std::cell::RefCell<Vec<Profile>>,
 }
 
 /// A node's free capacity over time under a plan, as a step function: `free[i]`
@@ -239,7 +241,10 @@ struct Plan {
 /// computed by `free_at` itself, when first read: a lookup gives `free_at`'s
 /// result bit for bit. `earliest` reads it at every grid time, and `clear_of`'s
 /// checks at reservation starts, instead of summing again per node and time.
+#[derive(Default)]
 struct Profile {
+    /// Made under the current plan (else to be made when read).
+    live: bool,
     /// `Engine::node_stamp` of the node when made: a start or end on it since
     /// makes the profile stale.
     stamp: u64,
@@ -298,7 +303,7 @@ impl Plan {
             if self.on_node[n].last() != Some(&k) {
                 self.on_node[n].push(k);
             }
-            if let Some(Some(p)) = self.profiles.get_mut().get_mut(n) {
+            if let Some(p) = self.profiles.get_mut().get_mut(n).filter(|p| p.live) {
                 p.add(r.start, r.end);
             }
         }
@@ -321,6 +326,16 @@ impl Plan {
 
     fn is_empty(&self) -> bool {
         self.res.is_empty()
+    }
+
+    /// No reservations, as `Plan::new(self.indexed)`, keeping the buffers.
+    fn reset(&mut self) {
+        self.res.clear();
+        self.on_node.iter_mut().for_each(Vec::clear);
+        self.profiles
+            .get_mut()
+            .iter_mut()
+            .for_each(|p| p.live = false);
     }
 }
 
@@ -404,6 +419,9 @@ pub struct Engine<'a, 'p> {
     /// Per node, bumped whenever a job starts or stops on it: a `Profile` made
     /// before is stale.
     node_stamp: Vec<u64>,
+    /// The last pass's plan under conservative backfill, for the next to reuse
+    /// its buffers (`Plan::reset`).
+    spare_plan: Option<Plan>,
 }
 
 /// A preemption candidate; the heap pops borrowing teams first, then lowest
@@ -654,6 +672,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             unfit_shapes: ShapeSet::new(0),
             victims: BTreeMap::new(),
             node_stamp: Vec::new(),
+            spare_plan: None,
         };
         e.node_stamp = vec![0; e.c.nodes.len()];
         e.in_pending = vec![false; e.c.jobs.len()];
@@ -1477,30 +1496,37 @@ impl<'a, 'p> Engine<'a, 'p> {
         true
     }
 
-    /// Node `n`'s `Profile` under `plan`.
-    fn profile(&self, n: usize, plan: &Plan) -> Profile {
-        let mut at: Vec<f64> = self.c.nodes[n]
-            .running
-            .iter()
-            .map(|&r| self.c.jobs[r].planned_end)
-            .collect();
+    /// Makes `p` node `n`'s `Profile` under `plan`, in its own buffers.
+    fn fill_profile(&self, n: usize, plan: &Plan, p: &mut Profile) {
+        let Profile {
+            live,
+            stamp,
+            at,
+            free,
+            start,
+        } = p;
+        at.clear();
+        at.extend(
+            self.c.nodes[n]
+                .running
+                .iter()
+                .map(|&r| self.c.jobs[r].planned_end),
+        );
         for rv in plan.on(n) {
             at.push(rv.start);
             at.push(rv.end);
         }
         at.sort_unstable_by(f64::total_cmp);
         at.dedup_by(|a, b| a == b);
-        let mut start = vec![false; at.len()];
+        start.clear();
+        start.resize(at.len(), false);
         for rv in plan.on(n) {
             start[at.partition_point(|&x| x < rv.start)] = true;
         }
-        let free = vec![None; at.len()];
-        Profile {
-            stamp: self.node_stamp[n],
-            at,
-            free,
-            start,
-        }
+        free.clear();
+        free.resize(at.len(), None);
+        *stamp = self.node_stamp[n];
+        *live = true;
     }
 
     fn score(&self, free: &V3, need: &V3) -> (f64, f64, f64) {
@@ -1702,7 +1728,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         let eligible: Vec<usize> = (0..self.c.nodes.len())
             .filter(|&n| self.c.node_eligible(j, n))
             .collect();
-        let mut times: Vec<f64> = Vec::new();
+        let mut times: Vec<f64> = Vec::with_capacity(eligible.len() + res.res.len());
         for &n in &eligible {
             for &r in &self.c.nodes[n].running {
                 let e = self.c.jobs[r].planned_end;
@@ -1761,11 +1787,11 @@ impl<'a, 'p> Engine<'a, 'p> {
         {
             let mut pr = res.profiles.borrow_mut();
             if pr.len() < self.c.nodes.len() {
-                pr.resize_with(self.c.nodes.len(), || None);
+                pr.resize_with(self.c.nodes.len(), Profile::default);
             }
             for &n in eligible {
-                if pr[n].as_ref().is_none_or(|p| p.stamp != self.node_stamp[n]) {
-                    pr[n] = Some(self.profile(n, res));
+                if !pr[n].live || pr[n].stamp != self.node_stamp[n] {
+                    self.fill_profile(n, res, &mut pr[n]);
                 }
             }
         }
@@ -1777,60 +1803,108 @@ impl<'a, 'p> Engine<'a, 'p> {
         // as the grid times ascend: the first breakpoint at or after `tau`, and
         // the first reservation start from there at which `need` does not fit.
         let mut cur: Vec<(usize, usize)> = vec![(0, 0); eligible.len()];
-        // Per eligible node, grid times it cannot take the job at, found at an
-        // earlier one: before `.0` (its free capacity short until that breakpoint),
-        // or up to `.1` (a reservation start where it does not fit stays in every
-        // later window until then). Skipping them is one comparison per node.
-        let mut skip: Vec<(f64, f64)> =
-            vec![(f64::NEG_INFINITY, f64::NEG_INFINITY); eligible.len()];
+        // Grid times a node cannot take the job at, found at an earlier one:
+        // before `s0` (its free capacity short until that breakpoint), or up to
+        // `s1` (a reservation start where it does not fit stays in every later
+        // window until then). As one key: `tau` is blocked while `key(tau)` is
+        // below it (`key` orders as `<` does; -0 is made +0 first).
+        let key = |x: f64| ord_bits(x + 0.0);
+        let unblock = |s0: f64, s1: f64| key(s0).max(key(s1).saturating_add(1));
+        // The nodes that may take the job at the grid time (in no order: `pick`
+        // chooses by score and node), and the others by when they may again.
+        let mut open: Vec<usize> = (0..eligible.len()).collect();
+        let mut shut: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+        // The first breakpoint from `k` at which `need` fits (its free capacity
+        // is short at every one between), or INF: a node short at `k` is short
+        // at every grid time up to there. Reservations come back to back on a
+        // node, so one look ahead skips the whole run of them (issue #17).
+        let fits_from = |p: &mut Profile, n: usize, mut k: usize| -> f64 {
+            while k < p.at.len() {
+                if fits(&value(p, n, k), &need) {
+                    return p.at[k];
+                }
+                k += 1;
+            }
+            INF
+        };
         // One buffer for every grid time: `pick` finds nothing with fewer than `nn`
         // candidates, so it is given a copy only when there are enough.
         let mut cands: Vec<Scored> = Vec::with_capacity(eligible.len());
         for tau in self.grid(t, times) {
+            let kt = key(tau);
+            while let Some(&Reverse((u, i))) = shut.peek() {
+                if u > kt {
+                    break;
+                }
+                shut.pop();
+                open.push(i);
+            }
+            // Fewer nodes than the job needs can take it here: nothing to read.
+            // (A node's cursors and skips stay valid for any later grid time.)
+            if open.len() < job.nn {
+                continue;
+            }
             cands.clear();
             let to = tau + dur;
-            for (i, &n) in eligible.iter().enumerate() {
-                if tau < skip[i].0 || tau <= skip[i].1 {
-                    continue;
+            let mut k = 0;
+            while k < open.len() {
+                if cands.len() + (open.len() - k) < job.nn {
+                    break; // the rest cannot make up the number
                 }
-                let (p, c) = (pr[n].as_mut().expect("made above"), &mut cur[i]);
+                let i = open[k];
+                let n = eligible[i];
+                let (p, c) = (&mut pr[n], &mut cur[i]);
+                // Usually a step or two; after a skip, maybe many: then halving.
+                let mut steps = 0;
                 while c.0 < p.at.len() && p.at[c.0] < tau {
                     c.0 += 1;
+                    steps += 1;
+                    if steps == 4 {
+                        c.0 += p.at[c.0..].partition_point(|&x| x < tau);
+                        break;
+                    }
                 }
                 // free_at(n, tau), the same until the next breakpoint after tau.
                 let (f, next) = if c.0 < p.at.len() && p.at[c.0] == tau {
-                    (value(p, n, c.0), p.at.get(c.0 + 1))
+                    (value(p, n, c.0), c.0 + 1)
                 } else if c.0 > 0 {
-                    (value(p, n, c.0 - 1), p.at.get(c.0))
+                    (value(p, n, c.0 - 1), c.0)
                 } else {
-                    (self.c.nodes[n].free, p.at.get(c.0))
+                    (self.c.nodes[n].free, c.0)
                 };
-                if !fits(&f, &need) {
-                    skip[i].0 = next.copied().unwrap_or(INF);
-                    continue;
-                }
-                // clear_of(n, tau, to): no reservation start in [tau, to) at which
-                // `need` does not fit. Breakpoints before `c.1` (and from `c.0`) hold
-                // no such start; `to` only grows with `tau`.
-                c.1 = c.1.max(c.0);
-                let clear = loop {
-                    if c.1 >= p.at.len() || p.at[c.1] >= to {
-                        break true;
+                let shut_until = if !fits(&f, &need) {
+                    Some(unblock(fits_from(p, n, next), f64::NEG_INFINITY))
+                } else {
+                    // clear_of(n, tau, to): no reservation start in [tau, to) at which
+                    // `need` does not fit. Breakpoints before `c.1` (and from `c.0`)
+                    // hold no such start; `to` only grows with `tau`.
+                    c.1 = c.1.max(c.0);
+                    loop {
+                        if c.1 >= p.at.len() || p.at[c.1] >= to {
+                            break None;
+                        }
+                        if p.start[c.1] && !fits(&value(p, n, c.1), &need) {
+                            // Blocked by this start up to it, and after it while short.
+                            break Some(unblock(fits_from(p, n, c.1 + 1), p.at[c.1]));
+                        }
+                        c.1 += 1;
                     }
-                    if p.start[c.1] && !fits(&value(p, n, c.1), &need) {
-                        skip[i].1 = p.at[c.1];
-                        break false;
-                    }
-                    c.1 += 1;
                 };
-                if clear {
-                    let s = self.score(&f, &need);
-                    let s = if self.p.reserve_busy_first {
-                        (self.c.nodes[n].free[unit], s.0, s.1)
-                    } else {
-                        s
-                    };
-                    cands.push((s, n));
+                match shut_until {
+                    Some(u) => {
+                        shut.push(Reverse((u, i)));
+                        open.swap_remove(k);
+                    }
+                    None => {
+                        let s = self.score(&f, &need);
+                        let s = if self.p.reserve_busy_first {
+                            (self.c.nodes[n].free[unit], s.0, s.1)
+                        } else {
+                            s
+                        };
+                        cands.push((s, n));
+                        k += 1;
+                    }
                 }
             }
             if cands.len() >= job.nn {
@@ -2230,7 +2304,13 @@ impl<'a, 'p> Engine<'a, 'p> {
         // read, pay off only with many reservations: conservative backfill.
         let conservative = self.p.backfill == Backfill::Conservative;
         let mut cx = PassCtx {
-            plan: Plan::new(conservative),
+            plan: match self.spare_plan.take() {
+                Some(mut p) if conservative => {
+                    p.reset();
+                    p
+                }
+                _ => Plan::new(conservative),
+            },
             res_holder: Vec::new(),
             stopped_by: None,
             fifo_blocked: BTreeMap::new(),
@@ -2250,11 +2330,15 @@ impl<'a, 'p> Engine<'a, 'p> {
             self.main_pass(t);
         }
         if grouped {
-            return self.pass_grouped(t, &mut cx);
+            self.pass_grouped(t, &mut cx);
+        } else {
+            let order = self.queue_order();
+            for &j in &order {
+                self.consider(j, t, &mut cx);
+            }
         }
-        let order = self.queue_order();
-        for &j in &order {
-            self.consider(j, t, &mut cx);
+        if conservative {
+            self.spare_plan = Some(cx.plan);
         }
     }
 
