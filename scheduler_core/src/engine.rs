@@ -1803,17 +1803,13 @@ impl<'a, 'p> Engine<'a, 'p> {
         // as the grid times ascend: the first breakpoint at or after `tau`, and
         // the first reservation start from there at which `need` does not fit.
         let mut cur: Vec<(usize, usize)> = vec![(0, 0); eligible.len()];
-        // Grid times a node cannot take the job at, found at an earlier one:
-        // before `s0` (its free capacity short until that breakpoint), or up to
-        // `s1` (a reservation start where it does not fit stays in every later
-        // window until then). As one key: `tau` is blocked while `key(tau)` is
-        // below it (`key` orders as `<` does; -0 is made +0 first).
-        let key = |x: f64| ord_bits(x + 0.0);
-        let unblock = |s0: f64, s1: f64| key(s0).max(key(s1).saturating_add(1));
-        // The nodes that may take the job at the grid time (in no order: `pick`
-        // chooses by score and node), and the others by when they may again.
-        let mut open: Vec<usize> = (0..eligible.len()).collect();
-        let mut shut: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+        // Per eligible node, grid times it cannot take the job at, found at an
+        // earlier one: before `.0` (its free capacity short until that breakpoint),
+        // or up to `.1` (a reservation start where it does not fit stays in every
+        // later window until then). Skipping them is one comparison per node.
+        let mut skip: Vec<(f64, f64)> =
+            vec![(f64::NEG_INFINITY, f64::NEG_INFINITY); eligible.len()];
+        let blocked = |s: &(f64, f64), tau: f64| tau < s.0 || tau <= s.1;
         // The first breakpoint from `k` at which `need` fits (its free capacity
         // is short at every one between), or INF: a node short at `k` is short
         // at every grid time up to there. Reservations come back to back on a
@@ -1831,28 +1827,22 @@ impl<'a, 'p> Engine<'a, 'p> {
         // candidates, so it is given a copy only when there are enough.
         let mut cands: Vec<Scored> = Vec::with_capacity(eligible.len());
         for tau in self.grid(t, times) {
-            let kt = key(tau);
-            while let Some(&Reverse((u, i))) = shut.peek() {
-                if u > kt {
-                    break;
-                }
-                shut.pop();
-                open.push(i);
-            }
             // Fewer nodes than the job needs can take it here: nothing to read.
             // (A node's cursors and skips stay valid for any later grid time.)
-            if open.len() < job.nn {
+            let mut open = skip.iter().filter(|s| !blocked(s, tau)).count();
+            if open < job.nn {
                 continue;
             }
             cands.clear();
             let to = tau + dur;
-            let mut k = 0;
-            while k < open.len() {
-                if cands.len() + (open.len() - k) < job.nn {
+            for (i, &n) in eligible.iter().enumerate() {
+                if cands.len() + open < job.nn {
                     break; // the rest cannot make up the number
                 }
-                let i = open[k];
-                let n = eligible[i];
+                if blocked(&skip[i], tau) {
+                    continue;
+                }
+                open -= 1;
                 let (p, c) = (&mut pr[n], &mut cur[i]);
                 // Usually a step or two; after a skip, maybe many: then halving.
                 let mut steps = 0;
@@ -1872,39 +1862,34 @@ impl<'a, 'p> Engine<'a, 'p> {
                 } else {
                     (self.c.nodes[n].free, c.0)
                 };
-                let shut_until = if !fits(&f, &need) {
-                    Some(unblock(fits_from(p, n, next), f64::NEG_INFINITY))
-                } else {
-                    // clear_of(n, tau, to): no reservation start in [tau, to) at which
-                    // `need` does not fit. Breakpoints before `c.1` (and from `c.0`)
-                    // hold no such start; `to` only grows with `tau`.
-                    c.1 = c.1.max(c.0);
-                    loop {
-                        if c.1 >= p.at.len() || p.at[c.1] >= to {
-                            break None;
-                        }
-                        if p.start[c.1] && !fits(&value(p, n, c.1), &need) {
-                            // Blocked by this start up to it, and after it while short.
-                            break Some(unblock(fits_from(p, n, c.1 + 1), p.at[c.1]));
-                        }
-                        c.1 += 1;
+                if !fits(&f, &need) {
+                    skip[i].0 = fits_from(p, n, next);
+                    continue;
+                }
+                // clear_of(n, tau, to): no reservation start in [tau, to) at which
+                // `need` does not fit. Breakpoints before `c.1` (and from `c.0`) hold
+                // no such start; `to` only grows with `tau`.
+                c.1 = c.1.max(c.0);
+                let clear = loop {
+                    if c.1 >= p.at.len() || p.at[c.1] >= to {
+                        break true;
                     }
+                    if p.start[c.1] && !fits(&value(p, n, c.1), &need) {
+                        // Blocked by this start up to it, and after it while short.
+                        skip[i].1 = p.at[c.1];
+                        skip[i].0 = fits_from(p, n, c.1 + 1);
+                        break false;
+                    }
+                    c.1 += 1;
                 };
-                match shut_until {
-                    Some(u) => {
-                        shut.push(Reverse((u, i)));
-                        open.swap_remove(k);
-                    }
-                    None => {
-                        let s = self.score(&f, &need);
-                        let s = if self.p.reserve_busy_first {
-                            (self.c.nodes[n].free[unit], s.0, s.1)
-                        } else {
-                            s
-                        };
-                        cands.push((s, n));
-                        k += 1;
-                    }
+                if clear {
+                    let s = self.score(&f, &need);
+                    let s = if self.p.reserve_busy_first {
+                        (self.c.nodes[n].free[unit], s.0, s.1)
+                    } else {
+                        s
+                    };
+                    cands.push((s, n));
                 }
             }
             if cands.len() >= job.nn {
