@@ -231,6 +231,21 @@ struct Plan {
     /// A pass's plan is `reset` for the next, its buffers kept: making them anew
     /// each pass was a fifth of conservative backfill's time (issue #17).
     profiles: std::cell::RefCell<Vec<Profile>>,
+    /// `earliest_profiled`'s buffers, kept from one search to the next.
+    scratch: std::cell::RefCell<Scratch>,
+}
+
+/// A search's eligible nodes and the times its grid is made from; per eligible
+/// node, its profile cursors and the grid times it is
+/// blocked until; the candidates at a grid time; the grid times still to visit.
+#[derive(Default)]
+struct Scratch {
+    eligible: Vec<usize>,
+    times: Vec<f64>,
+    cur: Vec<(usize, usize)>,
+    skip: Vec<(f64, f64)>,
+    cands: Vec<Scored>,
+    grid: Vec<Reverse<u64>>,
 }
 
 /// A node's free capacity over time under a plan, as a step function: `free[i]`
@@ -1722,6 +1737,9 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// Earliest start at or after `t` on the resolution grid within the
     /// backfill window, given running jobs' planned ends and reservations.
     fn earliest(&self, j: usize, t: f64, res: &Plan) -> Option<(f64, Vec<usize>)> {
+        if res.indexed {
+            return self.earliest_profiled(j, t, res);
+        }
         let job = &self.c.jobs[j];
         let need = job.per_node;
         let dur = job.limit.unwrap_or(INF);
@@ -1745,9 +1763,6 @@ impl<'a, 'p> Engine<'a, 'p> {
         // Busy first: order by what is free now in the job's main resource, then by fit at
         // the reservation's start, so the reservation leaves idle capacity to backfill.
         let unit = if need[GPU] > 0.0 { GPU } else { CPU };
-        if res.indexed {
-            return self.earliest_profiled(j, t, res, &eligible, &times, unit);
-        }
         for tau in self.grid(t, &times) {
             let mut cands: Vec<Scored> = Vec::new();
             for &n in &eligible {
@@ -1772,24 +1787,43 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// `earliest` under conservative backfill, reading each eligible node's
     /// `Profile` instead of summing its reservations again at every grid time;
     /// the same candidates, scores and choice (issue #17).
-    fn earliest_profiled(
-        &self,
-        j: usize,
-        t: f64,
-        res: &Plan,
-        eligible: &[usize],
-        times: &[f64],
-        unit: usize,
-    ) -> Option<(f64, Vec<usize>)> {
+    fn earliest_profiled(&self, j: usize, t: f64, res: &Plan) -> Option<(f64, Vec<usize>)> {
         let job = &self.c.jobs[j];
         let need = job.per_node;
         let dur = job.limit.unwrap_or(INF);
+        let mut sc = res.scratch.borrow_mut();
+        let Scratch {
+            eligible,
+            times,
+            cur,
+            skip,
+            cands,
+            grid,
+        } = &mut *sc;
+        // As `earliest` makes them, in the plan's buffers.
+        eligible.clear();
+        eligible.extend((0..self.c.nodes.len()).filter(|&n| self.c.node_eligible(j, n)));
+        times.clear();
+        for &n in eligible.iter() {
+            for &r in &self.c.nodes[n].running {
+                let e = self.c.jobs[r].planned_end;
+                if e > t && e.is_finite() {
+                    times.push(e);
+                }
+            }
+        }
+        for rv in &res.res {
+            if rv.end > t && rv.end.is_finite() {
+                times.push(rv.end);
+            }
+        }
+        let unit = if need[GPU] > 0.0 { GPU } else { CPU };
         {
             let mut pr = res.profiles.borrow_mut();
             if pr.len() < self.c.nodes.len() {
                 pr.resize_with(self.c.nodes.len(), Profile::default);
             }
-            for &n in eligible {
+            for &n in eligible.iter() {
                 if !pr[n].live || pr[n].stamp != self.node_stamp[n] {
                     self.fill_profile(n, res, &mut pr[n]);
                 }
@@ -1802,13 +1836,14 @@ impl<'a, 'p> Engine<'a, 'p> {
         // Per eligible node, two cursors into its profile, which only move forward
         // as the grid times ascend: the first breakpoint at or after `tau`, and
         // the first reservation start from there at which `need` does not fit.
-        let mut cur: Vec<(usize, usize)> = vec![(0, 0); eligible.len()];
+        cur.clear();
+        cur.resize(eligible.len(), (0, 0));
         // Per eligible node, grid times it cannot take the job at, found at an
         // earlier one: before `.0` (its free capacity short until that breakpoint),
         // or up to `.1` (a reservation start where it does not fit stays in every
         // later window until then). Skipping them is one comparison per node.
-        let mut skip: Vec<(f64, f64)> =
-            vec![(f64::NEG_INFINITY, f64::NEG_INFINITY); eligible.len()];
+        skip.clear();
+        skip.resize(eligible.len(), (f64::NEG_INFINITY, f64::NEG_INFINITY));
         let blocked = |s: &(f64, f64), tau: f64| tau < s.0 || tau <= s.1;
         // The first breakpoint from `k` at which `need` fits (its free capacity
         // is short at every one between), or INF: a node short at `k` is short
@@ -1825,8 +1860,28 @@ impl<'a, 'p> Engine<'a, 'p> {
         };
         // One buffer for every grid time: `pick` finds nothing with fewer than `nn`
         // candidates, so it is given a copy only when there are enough.
-        let mut cands: Vec<Scored> = Vec::with_capacity(eligible.len());
-        for tau in self.grid(t, times) {
+        // `grid(t, times)`, in the plan's buffer.
+        let (step, last) = (self.p.bf_resolution, t + self.p.bf_window);
+        let mut buf = std::mem::take(grid);
+        buf.clear();
+        buf.extend(
+            times
+                .iter()
+                .map(|&e| t + ((e - t) / step).ceil() * step)
+                .filter(|&g| g <= last)
+                .map(|g| Reverse(ord_bits(g))),
+        );
+        let mut heap = BinaryHeap::from(buf);
+        let mut prev = None;
+        let found = loop {
+            let Some(Reverse(k)) = heap.pop() else {
+                break None;
+            };
+            if prev == Some(k) {
+                continue;
+            }
+            prev = Some(k);
+            let tau = from_ord_bits(k);
             // Fewer nodes than the job needs can take it here: nothing to read.
             // (A node's cursors and skips stay valid for any later grid time.)
             let mut open = skip.iter().filter(|s| !blocked(s, tau)).count();
@@ -1894,11 +1949,12 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
             if cands.len() >= job.nn {
                 if let Some(v) = pick(cands.clone(), job.nn) {
-                    return Some((tau, v));
+                    break Some((tau, v));
                 }
             }
-        }
-        None
+        };
+        *grid = heap.into_vec();
+        found
     }
 
     /// Earliest grid time within the backfill window at which every pending
