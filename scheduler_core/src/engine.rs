@@ -275,24 +275,29 @@ impl Profile {
     /// of the new reservation is false there), so only the values in
     /// [start, end) are forgotten, to be computed again when read.
     fn add(&mut self, start: f64, end: f64) {
-        self.point(start);
-        self.point(end);
-        let i = self.at.partition_point(|&y| y < start);
-        let k = self.at.partition_point(|&y| y < end);
+        let i = self.point(start);
+        let k = self.point(end);
+        // `end` went in after `start`, leaving its place, unless it is earlier.
+        let i = if end >= start {
+            i
+        } else {
+            self.at.partition_point(|&y| y < start)
+        };
         self.start[i] = true;
         for v in self.free.iter_mut().take(k).skip(i) {
             *v = None;
         }
     }
 
-    /// Makes `x` a breakpoint (value unknown yet) if it is not one.
-    fn point(&mut self, x: f64) {
+    /// Makes `x` a breakpoint (value unknown yet) if it is not one; its index.
+    fn point(&mut self, x: f64) -> usize {
         let i = self.at.partition_point(|&y| y < x);
         if self.at.get(i) != Some(&x) {
             self.at.insert(i, x);
             self.free.insert(i, None);
             self.start.insert(i, false);
         }
+        i
     }
 }
 
