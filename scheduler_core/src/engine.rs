@@ -228,16 +228,16 @@ struct Plan {
     on_node: Vec<Vec<usize>>,
     /// Per node, its `Profile` under these reservations, made by `earliest` when
     /// first needed (`live`) and brought up to date as reservations are added.
-    /// A pass's plan is `reset` for the next, its buffers kept: making them anew
-    /// each pass was a fifth of conservative backfill's time (issue #17).
+    /// A pass's plan is `reset` for the next, its buffers kept: growing them anew
+    /// each pass was most of conservative backfill's allocation cost (issue #17).
     profiles: std::cell::RefCell<Vec<Profile>>,
     /// `earliest_profiled`'s buffers, kept from one search to the next.
     scratch: std::cell::RefCell<Scratch>,
 }
 
 /// A search's eligible nodes and the times its grid is made from; per eligible
-/// node, its profile cursors and the grid times it is
-/// blocked until; the candidates at a grid time; the grid times still to visit.
+/// node, its profile cursors and the grid times it is blocked until; the
+/// candidates at a grid time; the grid times still to visit.
 #[derive(Default)]
 struct Scratch {
     eligible: Vec<usize>,
