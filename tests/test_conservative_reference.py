@@ -73,3 +73,52 @@ def test_conservative_differs_from_easy_here(workload: tuple[Snapshot, list[SimJ
                                                 preemption=False))
            for p in ("easy", "conservative")}
     assert got["easy"] != got["conservative"]
+
+
+def test_a_job_ending_early_pulls_later_reservations_earlier() -> None:
+    """Each pass plans again from what runs now: when a job ends before its limit,
+    the jobs reserved behind it start earlier. The core keeps a pass's plan buffers
+    for the next (issue #17); a reservation or profile carried over would hold B
+    at A's planned end."""
+    cluster = Snapshot(nodes=[Node(name=f"n{i}", capacity={"cpu": 1.0}) for i in range(4)])
+
+    def job(id: str, submit: float, duration: float, limit: float, n: int) -> SimJob:
+        return SimJob(id=id, submit_time=submit, duration=duration, time_limit=limit,
+                      request={"cpu": float(n)}, nodes_requested=n, team="t")
+
+    jobs = [job("A", 0, 100, 1000, 4),  # planned to 1000, ends at 100
+            job("B", 1, 50, 100, 4),  # reserved at 1000, starts when A ends
+            job("C", 2, 10, 10, 2),  # reserved behind B
+            job("D", 3, 20, 20, 1)]  # behind B too: one node, no room before
+    policy = Policy(weights=FCFS, backfill="conservative", bf_resolution=1.0,
+                    preemption=False)
+    got = core_events(cluster, jobs, policy)
+    want = ref.simulate(msgspec.to_builtins(cluster), msgspec.to_builtins(jobs),
+                        msgspec.to_builtins(policy), start=0.0)
+    assert got == want
+    starts = {e[2]: e[0] for e in got if e[1] == "start"}
+    assert starts == {"A": 0.0, "B": 100.0, "C": 150.0, "D": 150.0}
+
+
+@pytest.mark.parametrize("max_test", [100, 3])
+def test_conservative_matches_the_reference_when_jobs_end_early(
+        workload: tuple[Snapshot, list[SimJob]], max_test: int) -> None:
+    """The deep queue again, each job's limit above its run time (the log's run
+    times, limits rounded up to whole hours as users ask): every job ends before
+    its limit, so every pass's plan differs from the last one's."""
+    cluster, jobs = workload
+    jobs = [msgspec.structs.replace(j, time_limit=3600.0 * (j.duration // 3600 + 1))
+            for j in jobs]
+    assert all(j.time_limit > j.duration for j in jobs)
+    policy = Policy(weights=FCFS, backfill="conservative", bf_resolution=1.0,
+                    bf_max_job_test=max_test, preemption=False)
+    got = core_events(cluster, jobs, policy)
+    want = ref.simulate(msgspec.to_builtins(cluster), msgspec.to_builtins(jobs),
+                        msgspec.to_builtins(policy), start=0.0)
+    assert got == want
+    starts = {e[2]: e[0] for e in got if e[1] == "start"}
+    assert len(starts) == JOBS
+    # Every job ends before its limit, so a job that waited and starts when another
+    # ends starts at an early end, before any plan made from limits had it start.
+    ends = {e[0] for e in got if e[1] == "finish"}
+    assert sum(1 for j in jobs if starts[j.id] > j.submit_time and starts[j.id] in ends) > 20

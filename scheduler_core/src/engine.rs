@@ -227,8 +227,25 @@ struct Plan {
     /// Per node, indices into `res` of the reservations holding it, ascending.
     on_node: Vec<Vec<usize>>,
     /// Per node, its `Profile` under these reservations, made by `earliest` when
-    /// first needed and brought up to date as reservations are added.
-    profiles: std::cell::RefCell<Vec<Option<Profile>>>,
+    /// first needed (`live`) and brought up to date as reservations are added.
+    /// A pass's plan is `reset` for the next, its buffers kept: growing them anew
+    /// each pass was most of conservative backfill's allocation cost (issue #17).
+    profiles: std::cell::RefCell<Vec<Profile>>,
+    /// `earliest_profiled`'s buffers, kept from one search to the next.
+    scratch: std::cell::RefCell<Scratch>,
+}
+
+/// A search's eligible nodes and the times its grid is made from; per eligible
+/// node, its profile cursors and the grid times it is blocked until; the
+/// candidates at a grid time; the grid times still to visit.
+#[derive(Default)]
+struct Scratch {
+    eligible: Vec<usize>,
+    times: Vec<f64>,
+    cur: Vec<(usize, usize)>,
+    skip: Vec<(f64, f64)>,
+    cands: Vec<Scored>,
+    grid: Vec<Reverse<u64>>,
 }
 
 /// A node's free capacity over time under a plan, as a step function: `free[i]`
@@ -239,7 +256,10 @@ struct Plan {
 /// computed by `free_at` itself, when first read: a lookup gives `free_at`'s
 /// result bit for bit. `earliest` reads it at every grid time, and `clear_of`'s
 /// checks at reservation starts, instead of summing again per node and time.
+#[derive(Default)]
 struct Profile {
+    /// Made under the current plan (else to be made when read).
+    live: bool,
     /// `Engine::node_stamp` of the node when made: a start or end on it since
     /// makes the profile stale.
     stamp: u64,
@@ -255,24 +275,29 @@ impl Profile {
     /// of the new reservation is false there), so only the values in
     /// [start, end) are forgotten, to be computed again when read.
     fn add(&mut self, start: f64, end: f64) {
-        self.point(start);
-        self.point(end);
-        let i = self.at.partition_point(|&y| y < start);
-        let k = self.at.partition_point(|&y| y < end);
+        let i = self.point(start);
+        let k = self.point(end);
+        // `end` went in after `start`, leaving its place, unless it is earlier.
+        let i = if end >= start {
+            i
+        } else {
+            self.at.partition_point(|&y| y < start)
+        };
         self.start[i] = true;
         for v in self.free.iter_mut().take(k).skip(i) {
             *v = None;
         }
     }
 
-    /// Makes `x` a breakpoint (value unknown yet) if it is not one.
-    fn point(&mut self, x: f64) {
+    /// Makes `x` a breakpoint (value unknown yet) if it is not one; its index.
+    fn point(&mut self, x: f64) -> usize {
         let i = self.at.partition_point(|&y| y < x);
         if self.at.get(i) != Some(&x) {
             self.at.insert(i, x);
             self.free.insert(i, None);
             self.start.insert(i, false);
         }
+        i
     }
 }
 
@@ -298,7 +323,7 @@ impl Plan {
             if self.on_node[n].last() != Some(&k) {
                 self.on_node[n].push(k);
             }
-            if let Some(Some(p)) = self.profiles.get_mut().get_mut(n) {
+            if let Some(p) = self.profiles.get_mut().get_mut(n).filter(|p| p.live) {
                 p.add(r.start, r.end);
             }
         }
@@ -321,6 +346,16 @@ impl Plan {
 
     fn is_empty(&self) -> bool {
         self.res.is_empty()
+    }
+
+    /// No reservations, as `Plan::new(self.indexed)`, keeping the buffers.
+    fn reset(&mut self) {
+        self.res.clear();
+        self.on_node.iter_mut().for_each(Vec::clear);
+        self.profiles
+            .get_mut()
+            .iter_mut()
+            .for_each(|p| p.live = false);
     }
 }
 
@@ -404,6 +439,9 @@ pub struct Engine<'a, 'p> {
     /// Per node, bumped whenever a job starts or stops on it: a `Profile` made
     /// before is stale.
     node_stamp: Vec<u64>,
+    /// The last pass's plan under conservative backfill, for the next to reuse
+    /// its buffers (`Plan::reset`).
+    spare_plan: Option<Plan>,
 }
 
 /// A preemption candidate; the heap pops borrowing teams first, then lowest
@@ -654,6 +692,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             unfit_shapes: ShapeSet::new(0),
             victims: BTreeMap::new(),
             node_stamp: Vec::new(),
+            spare_plan: None,
         };
         e.node_stamp = vec![0; e.c.nodes.len()];
         e.in_pending = vec![false; e.c.jobs.len()];
@@ -1477,30 +1516,37 @@ impl<'a, 'p> Engine<'a, 'p> {
         true
     }
 
-    /// Node `n`'s `Profile` under `plan`.
-    fn profile(&self, n: usize, plan: &Plan) -> Profile {
-        let mut at: Vec<f64> = self.c.nodes[n]
-            .running
-            .iter()
-            .map(|&r| self.c.jobs[r].planned_end)
-            .collect();
+    /// Makes `p` node `n`'s `Profile` under `plan`, in its own buffers.
+    fn fill_profile(&self, n: usize, plan: &Plan, p: &mut Profile) {
+        let Profile {
+            live,
+            stamp,
+            at,
+            free,
+            start,
+        } = p;
+        at.clear();
+        at.extend(
+            self.c.nodes[n]
+                .running
+                .iter()
+                .map(|&r| self.c.jobs[r].planned_end),
+        );
         for rv in plan.on(n) {
             at.push(rv.start);
             at.push(rv.end);
         }
         at.sort_unstable_by(f64::total_cmp);
         at.dedup_by(|a, b| a == b);
-        let mut start = vec![false; at.len()];
+        start.clear();
+        start.resize(at.len(), false);
         for rv in plan.on(n) {
             start[at.partition_point(|&x| x < rv.start)] = true;
         }
-        let free = vec![None; at.len()];
-        Profile {
-            stamp: self.node_stamp[n],
-            at,
-            free,
-            start,
-        }
+        free.clear();
+        free.resize(at.len(), None);
+        *stamp = self.node_stamp[n];
+        *live = true;
     }
 
     fn score(&self, free: &V3, need: &V3) -> (f64, f64, f64) {
@@ -1696,13 +1742,16 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// Earliest start at or after `t` on the resolution grid within the
     /// backfill window, given running jobs' planned ends and reservations.
     fn earliest(&self, j: usize, t: f64, res: &Plan) -> Option<(f64, Vec<usize>)> {
+        if res.indexed {
+            return self.earliest_profiled(j, t, res);
+        }
         let job = &self.c.jobs[j];
         let need = job.per_node;
         let dur = job.limit.unwrap_or(INF);
         let eligible: Vec<usize> = (0..self.c.nodes.len())
             .filter(|&n| self.c.node_eligible(j, n))
             .collect();
-        let mut times: Vec<f64> = Vec::new();
+        let mut times: Vec<f64> = Vec::with_capacity(eligible.len() + res.res.len());
         for &n in &eligible {
             for &r in &self.c.nodes[n].running {
                 let e = self.c.jobs[r].planned_end;
@@ -1719,9 +1768,6 @@ impl<'a, 'p> Engine<'a, 'p> {
         // Busy first: order by what is free now in the job's main resource, then by fit at
         // the reservation's start, so the reservation leaves idle capacity to backfill.
         let unit = if need[GPU] > 0.0 { GPU } else { CPU };
-        if res.indexed {
-            return self.earliest_profiled(j, t, res, &eligible, &times, unit);
-        }
         for tau in self.grid(t, &times) {
             let mut cands: Vec<Scored> = Vec::new();
             for &n in &eligible {
@@ -1746,26 +1792,45 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// `earliest` under conservative backfill, reading each eligible node's
     /// `Profile` instead of summing its reservations again at every grid time;
     /// the same candidates, scores and choice (issue #17).
-    fn earliest_profiled(
-        &self,
-        j: usize,
-        t: f64,
-        res: &Plan,
-        eligible: &[usize],
-        times: &[f64],
-        unit: usize,
-    ) -> Option<(f64, Vec<usize>)> {
+    fn earliest_profiled(&self, j: usize, t: f64, res: &Plan) -> Option<(f64, Vec<usize>)> {
         let job = &self.c.jobs[j];
         let need = job.per_node;
         let dur = job.limit.unwrap_or(INF);
+        let mut sc = res.scratch.borrow_mut();
+        let Scratch {
+            eligible,
+            times,
+            cur,
+            skip,
+            cands,
+            grid,
+        } = &mut *sc;
+        // As `earliest` makes them, in the plan's buffers.
+        eligible.clear();
+        eligible.extend((0..self.c.nodes.len()).filter(|&n| self.c.node_eligible(j, n)));
+        times.clear();
+        for &n in eligible.iter() {
+            for &r in &self.c.nodes[n].running {
+                let e = self.c.jobs[r].planned_end;
+                if e > t && e.is_finite() {
+                    times.push(e);
+                }
+            }
+        }
+        for rv in &res.res {
+            if rv.end > t && rv.end.is_finite() {
+                times.push(rv.end);
+            }
+        }
+        let unit = if need[GPU] > 0.0 { GPU } else { CPU };
         {
             let mut pr = res.profiles.borrow_mut();
             if pr.len() < self.c.nodes.len() {
-                pr.resize_with(self.c.nodes.len(), || None);
+                pr.resize_with(self.c.nodes.len(), Profile::default);
             }
-            for &n in eligible {
-                if pr[n].as_ref().is_none_or(|p| p.stamp != self.node_stamp[n]) {
-                    pr[n] = Some(self.profile(n, res));
+            for &n in eligible.iter() {
+                if !pr[n].live || pr[n].stamp != self.node_stamp[n] {
+                    self.fill_profile(n, res, &mut pr[n]);
                 }
             }
         }
@@ -1776,37 +1841,89 @@ impl<'a, 'p> Engine<'a, 'p> {
         // Per eligible node, two cursors into its profile, which only move forward
         // as the grid times ascend: the first breakpoint at or after `tau`, and
         // the first reservation start from there at which `need` does not fit.
-        let mut cur: Vec<(usize, usize)> = vec![(0, 0); eligible.len()];
+        cur.clear();
+        cur.resize(eligible.len(), (0, 0));
         // Per eligible node, grid times it cannot take the job at, found at an
         // earlier one: before `.0` (its free capacity short until that breakpoint),
         // or up to `.1` (a reservation start where it does not fit stays in every
         // later window until then). Skipping them is one comparison per node.
-        let mut skip: Vec<(f64, f64)> =
-            vec![(f64::NEG_INFINITY, f64::NEG_INFINITY); eligible.len()];
+        skip.clear();
+        skip.resize(eligible.len(), (f64::NEG_INFINITY, f64::NEG_INFINITY));
+        let blocked = |s: &(f64, f64), tau: f64| tau < s.0 || tau <= s.1;
+        // The first breakpoint from `k` at which `need` fits (its free capacity
+        // is short at every one between), or INF: a node short at `k` is short
+        // at every grid time up to there. Reservations come back to back on a
+        // node, so one look ahead skips the whole run of them (issue #17).
+        let fits_from = |p: &mut Profile, n: usize, mut k: usize| -> f64 {
+            while k < p.at.len() {
+                if fits(&value(p, n, k), &need) {
+                    return p.at[k];
+                }
+                k += 1;
+            }
+            INF
+        };
         // One buffer for every grid time: `pick` finds nothing with fewer than `nn`
         // candidates, so it is given a copy only when there are enough.
-        let mut cands: Vec<Scored> = Vec::with_capacity(eligible.len());
-        for tau in self.grid(t, times) {
+        // `grid(t, times)`, in the plan's buffer.
+        let (step, last) = (self.p.bf_resolution, t + self.p.bf_window);
+        let mut buf = std::mem::take(grid);
+        buf.clear();
+        buf.extend(
+            times
+                .iter()
+                .map(|&e| t + ((e - t) / step).ceil() * step)
+                .filter(|&g| g <= last)
+                .map(|g| Reverse(ord_bits(g))),
+        );
+        let mut heap = BinaryHeap::from(buf);
+        let mut prev = None;
+        let found = loop {
+            let Some(Reverse(k)) = heap.pop() else {
+                break None;
+            };
+            if prev == Some(k) {
+                continue;
+            }
+            prev = Some(k);
+            let tau = from_ord_bits(k);
+            // Fewer nodes than the job needs can take it here: nothing to read.
+            // (A node's cursors and skips stay valid for any later grid time.)
+            let mut open = skip.iter().filter(|s| !blocked(s, tau)).count();
+            if open < job.nn {
+                continue;
+            }
             cands.clear();
             let to = tau + dur;
             for (i, &n) in eligible.iter().enumerate() {
-                if tau < skip[i].0 || tau <= skip[i].1 {
+                if cands.len() + open < job.nn {
+                    break; // the rest cannot make up the number
+                }
+                if blocked(&skip[i], tau) {
                     continue;
                 }
-                let (p, c) = (pr[n].as_mut().expect("made above"), &mut cur[i]);
+                open -= 1;
+                let (p, c) = (&mut pr[n], &mut cur[i]);
+                // Usually a step or two; after a skip, maybe many: then halving.
+                let mut steps = 0;
                 while c.0 < p.at.len() && p.at[c.0] < tau {
                     c.0 += 1;
+                    steps += 1;
+                    if steps == 4 {
+                        c.0 += p.at[c.0..].partition_point(|&x| x < tau);
+                        break;
+                    }
                 }
                 // free_at(n, tau), the same until the next breakpoint after tau.
                 let (f, next) = if c.0 < p.at.len() && p.at[c.0] == tau {
-                    (value(p, n, c.0), p.at.get(c.0 + 1))
+                    (value(p, n, c.0), c.0 + 1)
                 } else if c.0 > 0 {
-                    (value(p, n, c.0 - 1), p.at.get(c.0))
+                    (value(p, n, c.0 - 1), c.0)
                 } else {
-                    (self.c.nodes[n].free, p.at.get(c.0))
+                    (self.c.nodes[n].free, c.0)
                 };
                 if !fits(&f, &need) {
-                    skip[i].0 = next.copied().unwrap_or(INF);
+                    skip[i].0 = fits_from(p, n, next);
                     continue;
                 }
                 // clear_of(n, tau, to): no reservation start in [tau, to) at which
@@ -1818,7 +1935,9 @@ impl<'a, 'p> Engine<'a, 'p> {
                         break true;
                     }
                     if p.start[c.1] && !fits(&value(p, n, c.1), &need) {
+                        // Blocked by this start up to it, and after it while short.
                         skip[i].1 = p.at[c.1];
+                        skip[i].0 = fits_from(p, n, c.1 + 1);
                         break false;
                     }
                     c.1 += 1;
@@ -1835,11 +1954,12 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
             if cands.len() >= job.nn {
                 if let Some(v) = pick(cands.clone(), job.nn) {
-                    return Some((tau, v));
+                    break Some((tau, v));
                 }
             }
-        }
-        None
+        };
+        *grid = heap.into_vec();
+        found
     }
 
     /// Earliest grid time within the backfill window at which every pending
@@ -2230,7 +2350,13 @@ impl<'a, 'p> Engine<'a, 'p> {
         // read, pay off only with many reservations: conservative backfill.
         let conservative = self.p.backfill == Backfill::Conservative;
         let mut cx = PassCtx {
-            plan: Plan::new(conservative),
+            plan: match self.spare_plan.take() {
+                Some(mut p) if conservative => {
+                    p.reset();
+                    p
+                }
+                _ => Plan::new(conservative),
+            },
             res_holder: Vec::new(),
             stopped_by: None,
             fifo_blocked: BTreeMap::new(),
@@ -2250,11 +2376,15 @@ impl<'a, 'p> Engine<'a, 'p> {
             self.main_pass(t);
         }
         if grouped {
-            return self.pass_grouped(t, &mut cx);
+            self.pass_grouped(t, &mut cx);
+        } else {
+            let order = self.queue_order();
+            for &j in &order {
+                self.consider(j, t, &mut cx);
+            }
         }
-        let order = self.queue_order();
-        for &j in &order {
-            self.consider(j, t, &mut cx);
+        if conservative {
+            self.spare_plan = Some(cx.plan);
         }
     }
 
