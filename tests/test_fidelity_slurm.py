@@ -46,7 +46,7 @@ def observed() -> Iterator[Observation]:
 
 def test_every_pending_job_has_a_prediction_or_a_stated_reason(observed: Observation) -> None:
     rows = observed.predicted["estimate"]
-    assert len(observed.jobs) >= 20  # the queue really queued (29 of 40 in the runs measured)
+    assert len(observed.jobs) >= 20  # the queue really queued (28 of 39 in the runs measured)
     for job_id in observed.jobs:
         row = rows[job_id]
         assert row["predicted_start"] is not None or row["reason"], row
@@ -57,7 +57,8 @@ def test_start_order_agrees_with_slurm(observed: Observation) -> None:
     print(ours.row(), slurm_scores(observed).row(), sep="\n", file=sys.stderr)
     slurm = slurm_scores(observed)
     assert ours.with_start == ours.measured
-    assert ours.tau >= slurm.tau + TAU_MARGIN, (ours.row(), slurm.row())
+    assert ours.tau >= TAU_FLOOR, (ours.row(), slurm.row())
+    assert ours.tau > slurm.tau, (ours.row(), slurm.row())
 
 
 def test_start_error_is_no_worse_than_slurms_own(observed: Observation) -> None:
@@ -97,11 +98,12 @@ def test_no_predicted_preemption_that_slurm_did_not_make(observed: Observation) 
 
 
 # The target is tau >= 0.9. Measured with bench/fidelity.py on this 2-core machine
-# with this workload: 0.93, 0.92, 0.93 (Slurm's own estimate: -0.04, -0.08, -0.04). With an
-# earlier fill it was 0.89, 0.89 and once 0.47: two of alice's jobs that started together
-# ended within one backfill interval, and whether Slurm then started her 2-node job or a
-# 1-node one hung on the phase of its backfill timer, which no predictor can know; the rest
-# of her queue followed that choice. The workload no longer starts that race, but the
-# queue can meet others like it, so the bar is what held in every run measured: clearly
-# better than Slurm's own estimate of the same jobs.
-TAU_MARGIN = 0.3
+# with this workload and the current core (runtime estimates from runs of the same request,
+# the main pass's node masking, a 1 s pass delay): 1.00, 0.95, 1.00 and 0.90 in four runs,
+# and 0.997, 0.997 and 0.993 when three dumps taken before the pass delay are predicted
+# again (Slurm's own estimate: -0.18 to 0.07). Below 0.95 it is always the same kind of call: two job ends a second or
+# two apart (here a fill job and erin's QoS-high pair, both freeing room for carol's
+# account), which Slurm answered either together or one by one, as its scheduler threads
+# happened to run; the jobs behind follow that choice. So the bar is what held in every
+# run measured, with room for one such call; the 0.9 stays a bench figure.
+TAU_FLOOR = 0.8

