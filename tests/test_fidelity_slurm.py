@@ -101,9 +101,9 @@ def test_no_predicted_preemption_that_slurm_did_not_make(observed: Observation) 
 # with this workload and the current core (runtime estimates from runs of the same request,
 # the main pass's node masking, a 1 s pass delay): 1.00, 0.95, 1.00 and 0.90 in four runs,
 # and 0.997, 0.997 and 0.993 when three dumps taken before the pass delay are predicted
-# again (Slurm's own estimate: -0.18 to 0.07). Below 0.95 it is always the same kind of call: two job ends a second or
-# two apart (here a fill job and erin's QoS-high pair, both freeing room for carol's
-# account), which Slurm answered either together or one by one, as its scheduler threads
-# happened to run; the jobs behind follow that choice. So the bar is what held in every
+# again (Slurm's own estimate: -0.18 to 0.07). Below 0.95 it is always the same kind of
+# call: two job ends a second or two apart (here a fill job and erin's QoS-high pair, both
+# freeing room for carol's account), which Slurm answered either together or one by one,
+# as its scheduler threads happened to run; the jobs behind follow that choice. So the bar is what held in every
 # run measured, with room for one such call; the 0.9 stays a bench figure.
 TAU_FLOOR = 0.8
