@@ -104,6 +104,7 @@ def test_no_predicted_preemption_that_slurm_did_not_make(observed: Observation) 
 # again (Slurm's own estimate: -0.18 to 0.07). Below 0.95 it is always the same kind of
 # call: two job ends a second or two apart (here a fill job and erin's QoS-high pair, both
 # freeing room for carol's account), which Slurm answered either together or one by one,
-# as its scheduler threads happened to run; the jobs behind follow that choice. So the bar is what held in every
-# run measured, with room for one such call; the 0.9 stays a bench figure.
+# as its scheduler threads happened to run; the jobs behind follow that choice. So the bar
+# is what held in every run measured, with room for one such call; the 0.9 stays a
+# bench figure.
 TAU_FLOOR = 0.8
