@@ -99,7 +99,7 @@ def test_no_predicted_preemption_that_slurm_did_not_make(observed: Observation) 
 
 # The target is tau >= 0.9. Measured with bench/fidelity.py on this 2-core machine
 # with this workload and the current core (runtime estimates from runs of the same request,
-# the main pass's node masking, a 1 s pass delay): 1.00, 0.95, 1.00 and 0.90 in four runs,
+# the main pass's node masking, a 1 s pass delay): 0.996, 0.953, 0.996, 0.895 in four runs,
 # and 0.997, 0.997 and 0.993 when three dumps taken before the pass delay are predicted
 # again (Slurm's own estimate: -0.18 to 0.07). Below 0.95 it is always the same kind of
 # call: two job ends a second or two apart (here a fill job and erin's QoS-high pair, both
