@@ -179,7 +179,8 @@ def test_runtime_estimate_from_the_users_last_two_runs(
         assert job.runtime_estimate == pytest.approx(sum(elapsed) / 2)
         assert job.runtime_basis is not None
         assert job.runtime_basis.startswith(
-            "mean of carol's last 2 runs in vision-exp/interactive with no GPUs ("
+            "mean of carol's last 2 runs in vision-exp/interactive with the same request "
+            "(no GPUs, 1 CPU, QoS normal) ("
         )
     finally:
         slurm_cluster.run(["scancel", pending], check=False)

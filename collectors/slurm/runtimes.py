@@ -106,8 +106,9 @@ def estimate(job: Job, runs: list[_Run]) -> tuple[float, str] | None:
     same = [r for r in runs if r.shape == want][:LAST]
     where = f"{job.team}/{job.partition}" if job.partition else job.team
     if asked:
-        asked_for = [describe_shape(want)] + ([f"{_n(exact[1])} CPUs"] if exact[1] else []) \
-            + [f"QoS {job.qos}"] + ([f"constraint {job.constraint}"] if job.constraint else [])
+        cpus = [f"{_n(exact[1])} CPU{'s' if exact[1] != 1 else ''}"] if exact[1] else []
+        asked_for = [describe_shape(want), *cpus, f"QoS {job.qos}"] \
+            + ([f"constraint {job.constraint}"] if job.constraint else [])
         picked, what = asked, f"in {where} with the same request ({', '.join(asked_for)})"
     elif same:
         picked, what = same, f"in {where} with {describe_shape(want)}"
