@@ -120,14 +120,16 @@ def test_the_newest_snapshot_goes_to_the_core_once_and_its_answer_is_reported() 
     assert box is not None and box[0] is session.snapshot
     pending = {j.id for j in box[0].jobs if j.state == "pending"}
     assert pending  # the sixth frame of the demo queues two jobs
-    assert session.next_prediction() is None  # busy: one prediction at a time
+    assert session.predicting and session.next_prediction() is None  # one at a time
     preds = session.predict(box)
 
     assert isinstance(events[-1], Predicted) and events[-1].predictions is preds
     assert preds.error is None and set(preds.by_id) == pending
     assert box == []  # emptied once encoded: the core holds no snapshot for its run
     assert not session.prediction_waiting
+    assert session.predicting  # until the answer is on screen
     session.prediction_shown()
+    assert not session.predicting
     assert session.next_prediction() is None  # nothing newer to answer
     session.refresh()
     assert session.prediction_waiting and session.next_prediction() is not None

@@ -11,6 +11,7 @@ stays on screen. Read-only: no key changes a job.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -46,6 +47,7 @@ from tui.session_messages import (
     SessionRepeated,
     SessionUpdated,
     SourceFailed,
+    acknowledges,
     as_message,
 )
 from tui.theme_colors import assign_team_colors
@@ -170,8 +172,12 @@ class QuotatopApp(HabitsMixin, App[None]):
         return self.session.paused
 
     def _post_event(self, event: SessionEvent) -> None:
-        """The session's emit (a worker thread): one typed message each, in order."""
-        self.post_message(as_message(event))  # thread-safe; False once the app is gone
+        """The session's emit (a worker thread): one typed message each, in order,
+        handed over as ``call_from_thread`` would: the worker goes on once it is handled."""
+        message = as_message(event)
+        posted = self.post_message(message)  # thread-safe; False once the app is gone
+        if posted and threading.get_ident() != self._thread_id:  # never wait on itself
+            message.wait_handled(lambda: self.is_running)
 
     # layout ----------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -229,6 +235,7 @@ class QuotatopApp(HabitsMixin, App[None]):
         # A slow cluster blocks this thread, never the UI.
         self.session.refresh()
 
+    @acknowledges
     def on_refresh_finished(self, message: RefreshFinished) -> None:
         # The next collect may start only now, after this one has fed the incident
         # detector and the recording, and after its messages were handled (they come
@@ -238,6 +245,7 @@ class QuotatopApp(HabitsMixin, App[None]):
         if self._again:
             self.refresh_now()
 
+    @acknowledges
     def on_session_updated(self, message: SessionUpdated) -> None:
         self.footprint = message.footprint
         # A collect that finishes while the app shuts down finds its widgets gone.
@@ -247,6 +255,7 @@ class QuotatopApp(HabitsMixin, App[None]):
         # After the frame is on screen: the predict worker's encoding holds the GIL.
         self.call_after_refresh(self._start_prediction)
 
+    @acknowledges
     def on_session_repeated(self, message: SessionRepeated) -> None:
         # A live viewer between its poller's frames: the rows, the core's answer and
         # the incidents seen stand; only the header and banner may change.
@@ -254,6 +263,7 @@ class QuotatopApp(HabitsMixin, App[None]):
             if self.data is not None:
                 self.apply(message.snap, self.data.derived, self.data.predictions)
 
+    @acknowledges
     def on_source_failed(self, message: SourceFailed) -> None:
         self.failure = message.reason
         with contextlib.suppress(NoMatches):
@@ -270,6 +280,7 @@ class QuotatopApp(HabitsMixin, App[None]):
     def _predict(self, box: list[Snapshot]) -> None:
         self.session.predict(box)
 
+    @acknowledges
     def on_predictions_ready(self, message: PredictionsReady) -> None:
         self.session.prediction_shown()
         preds = message.predictions
@@ -285,6 +296,7 @@ class QuotatopApp(HabitsMixin, App[None]):
                 self._paint_active()
         self._start_prediction()  # a newer snapshot arrived meanwhile
 
+    @acknowledges
     def on_incidents_changed(self, message: IncidentsChanged) -> None:
         self.incident_state = message.state
         if self.data is not None:
@@ -294,6 +306,7 @@ class QuotatopApp(HabitsMixin, App[None]):
                 self._paint_active()
                 self._paint_header()
 
+    @acknowledges
     def on_recording_state_changed(self, message: RecordingStateChanged) -> None:
         with contextlib.suppress(NoMatches):
             self._paint_header()

@@ -13,6 +13,7 @@ module and everything it imports free of Textual.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +102,9 @@ class Session:
         self._paused = False  # a live source's pause; a timeline keeps its own
         self.snapshot: Snapshot | None = None  # the last good one
         self.predictions = Predictions()  # the answer shown with it
+        # The snapshot waiting for the core: set by the collect worker, taken by the UI
+        # thread; the lock keeps a newer one from being lost between read and take.
+        self._want_lock = threading.Lock()
         self._want_prediction: Snapshot | None = None
         self._predicting = False
 
@@ -144,7 +148,8 @@ class Session:
         keep = self.predictions
         preds = keep.updating() if core_available() else Predictions(error=keep.error)
         self.snapshot, self.predictions = snap, preds
-        self._want_prediction = snap  # before the event: its handler may ask for it
+        with self._want_lock:  # before the event: its handler may ask for it
+            self._want_prediction = snap
         self.emit(Collected(snap, derived, preds, self.footprint))
         # After the new data is handed over: neither detection nor a recording's
         # keyframe delays it.
@@ -164,13 +169,26 @@ class Session:
 
     # the core's prediction ---------------------------------------------------------
     def next_prediction(self) -> list[Snapshot] | None:
-        """The newest snapshot still waiting for the core, in a box for ``predict``,
-        or None when the core is absent, busy or has nothing new to answer."""
-        if not core_available() or self._predicting or self._want_prediction is None:
+        """The newest snapshot still waiting for the core, in a box for ``predict``, or
+        None when the core is absent, busy or has nothing new to answer (UI thread)."""
+        if not core_available() or self._predicting:
+            return None
+        with self._want_lock:
+            snap, self._want_prediction = self._want_prediction, None
+        if snap is None:
             return None
         self._predicting = True
-        snap, self._want_prediction = self._want_prediction, None
         return [snap]
+
+    @property
+    def predicting(self) -> bool:
+        """The core is computing an answer (or its answer is not yet on screen)."""
+        return self._predicting
+
+    def drop_waiting_prediction(self) -> None:
+        """Forget the snapshot waiting for the core: no answer for it is wanted."""
+        with self._want_lock:
+            self._want_prediction = None
 
     @property
     def prediction_waiting(self) -> bool:
