@@ -22,6 +22,7 @@ from tui.session import (
     Finished,
     IncidentsFound,
     Predicted,
+    PredictionWanted,
     RecordingChanged,
     Session,
     SessionEvent,
@@ -76,8 +77,8 @@ def test_two_refreshes_report_new_data_then_incidents_then_the_end_in_order() ->
     session.refresh()
     session.refresh()
 
-    assert _kinds(events) == [Collected, IncidentsFound, Finished] * 2
-    first, second = events[0], events[3]
+    assert _kinds(events) == [Collected, PredictionWanted, IncidentsFound, Finished] * 2
+    first, second = events[0], events[4]
     assert isinstance(first, Collected) and isinstance(second, Collected)
     assert second.snap.taken_at > first.snap.taken_at  # the replay moved one frame on
     assert {t.name for t in first.derived.teams} == {t.name for t in first.snap.teams}
@@ -92,8 +93,9 @@ def test_a_failing_source_reports_its_reason_and_keeps_the_last_good_snapshot() 
     good = session.snapshot
     session.refresh()
 
-    assert _kinds(events) == [Collected, IncidentsFound, Finished, Failed, Finished]
-    failed = events[3]
+    assert _kinds(events) == [Collected, PredictionWanted, IncidentsFound, Finished,
+                              Failed, Finished]
+    failed = events[4]
     assert isinstance(failed, Failed)
     assert failed.reason == "ConnectionError: slurmctld went away"
     assert good is not None and session.snapshot is good
@@ -106,7 +108,8 @@ def test_an_unchanged_live_frame_is_reported_as_such_not_derived_again() -> None
     session.refresh()
     session.refresh()
 
-    assert _kinds(events) == [Collected, IncidentsFound, Finished, Unchanged, Finished]
+    assert _kinds(events) == [Collected, PredictionWanted, IncidentsFound, Finished,
+                              Unchanged, Finished]
 
 
 @pytest.mark.skipif(not core_available(), reason="the scheduling core is not built")
@@ -144,7 +147,7 @@ def test_recording_follows_the_refreshes_and_is_reported(tmp_path: Path) -> None
     path = session.recording.path
     session.record_stop()
 
-    assert _kinds(events)[3] is RecordingChanged and _kinds(events)[-1] is RecordingChanged
+    assert _kinds(events)[4] is RecordingChanged and _kinds(events)[-1] is RecordingChanged
     assert path is not None and not session.recording.active
     with Recording(path) as rec:
         assert len(rec.seqs) == 2

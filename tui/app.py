@@ -11,7 +11,6 @@ stays on screen. Read-only: no key changes a job.
 from __future__ import annotations
 
 import contextlib
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -41,13 +40,13 @@ from tui.report_screen import ReportScreen
 from tui.session import Session, SessionEvent
 from tui.session_messages import (
     IncidentsChanged,
+    PredictionRequested,
     PredictionsReady,
     RecordingStateChanged,
     RefreshFinished,
     SessionRepeated,
     SessionUpdated,
     SourceFailed,
-    acknowledges,
     as_message,
 )
 from tui.theme_colors import assign_team_colors
@@ -140,7 +139,6 @@ class QuotatopApp(HabitsMixin, App[None]):
             incidents=incidents, footprint=footprint)
         # A source that can be driven as a replay (a demo scenario) is (the session
         # finds it by the protocol): the Timeline screen and space work on it.
-        self.collector = self.session.collector
         self.timeline: TimelineControl | None = self.session.timeline
         self.refresh_seconds = refresh
         self.clock = clock
@@ -160,6 +158,11 @@ class QuotatopApp(HabitsMixin, App[None]):
             self.theme = theme
 
     @property
+    def collector(self) -> Collector:
+        """The source, as the session drives it (one reference: the session's)."""
+        return self.session.collector
+
+    @property
     def recording(self) -> LiveRecording:
         return self.session.recording
 
@@ -172,12 +175,15 @@ class QuotatopApp(HabitsMixin, App[None]):
         return self.session.paused
 
     def _post_event(self, event: SessionEvent) -> None:
-        """The session's emit (a worker thread): one typed message each, in order,
-        handed over as ``call_from_thread`` would: the worker goes on once it is handled."""
+        """The session's emit (a worker thread): each event becomes its typed message,
+        handed to that message's handler on the UI thread by ``call_from_thread``.
+        Not through the message queue: there the first frame waited behind the
+        start-up's layout messages (bench/tui.py: 350-400 ms, not 270 ms), and the
+        worker must go on only once the handler ran, so that the incident feed and a
+        recording's keyframe that follow never hold the GIL against the paint."""
         message = as_message(event)
-        posted = self.post_message(message)  # thread-safe; False once the app is gone
-        if posted and threading.get_ident() != self._thread_id:  # never wait on itself
-            message.wait_handled(lambda: self.is_running)
+        with contextlib.suppress(RuntimeError):  # the app is already gone
+            self.call_from_thread(getattr(self, message.handler_name), message)
 
     # layout ----------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -235,27 +241,26 @@ class QuotatopApp(HabitsMixin, App[None]):
         # A slow cluster blocks this thread, never the UI.
         self.session.refresh()
 
-    @acknowledges
     def on_refresh_finished(self, message: RefreshFinished) -> None:
         # The next collect may start only now, after this one has fed the incident
-        # detector and the recording, and after its messages were handled (they come
-        # first in the queue): released at paint time, the tail of one collect
-        # overlapped the next and a recording got frames 15, 17, 16.
+        # detector and the recording, and its messages were handled (each in turn):
+        # released at paint time, the tail of one collect overlapped the next and a
+        # recording got frames 15, 17, 16.
         self._collecting = False
         if self._again:
             self.refresh_now()
 
-    @acknowledges
     def on_session_updated(self, message: SessionUpdated) -> None:
         self.footprint = message.footprint
         # A collect that finishes while the app shuts down finds its widgets gone.
         # The ids queried are fixed by compose, so NoMatches only means teardown.
         with contextlib.suppress(NoMatches):
             self.apply(message.snap, message.derived, message.predictions)
+
+    def on_prediction_requested(self, message: PredictionRequested) -> None:
         # After the frame is on screen: the predict worker's encoding holds the GIL.
         self.call_after_refresh(self._start_prediction)
 
-    @acknowledges
     def on_session_repeated(self, message: SessionRepeated) -> None:
         # A live viewer between its poller's frames: the rows, the core's answer and
         # the incidents seen stand; only the header and banner may change.
@@ -263,7 +268,6 @@ class QuotatopApp(HabitsMixin, App[None]):
             if self.data is not None:
                 self.apply(message.snap, self.data.derived, self.data.predictions)
 
-    @acknowledges
     def on_source_failed(self, message: SourceFailed) -> None:
         self.failure = message.reason
         with contextlib.suppress(NoMatches):
@@ -280,7 +284,6 @@ class QuotatopApp(HabitsMixin, App[None]):
     def _predict(self, box: list[Snapshot]) -> None:
         self.session.predict(box)
 
-    @acknowledges
     def on_predictions_ready(self, message: PredictionsReady) -> None:
         self.session.prediction_shown()
         preds = message.predictions
@@ -296,7 +299,6 @@ class QuotatopApp(HabitsMixin, App[None]):
                 self._paint_active()
         self._start_prediction()  # a newer snapshot arrived meanwhile
 
-    @acknowledges
     def on_incidents_changed(self, message: IncidentsChanged) -> None:
         self.incident_state = message.state
         if self.data is not None:
@@ -306,7 +308,6 @@ class QuotatopApp(HabitsMixin, App[None]):
                 self._paint_active()
                 self._paint_header()
 
-    @acknowledges
     def on_recording_state_changed(self, message: RecordingStateChanged) -> None:
         with contextlib.suppress(NoMatches):
             self._paint_header()

@@ -40,6 +40,13 @@ class Collected:
 
 
 @dataclass(frozen=True)
+class PredictionWanted:
+    """The snapshot just reported waits for the core: ask ``next_prediction`` once it
+    is on screen (a separate step, so that the core's encoding, which holds the GIL,
+    starts only after the paint)."""
+
+
+@dataclass(frozen=True)
 class Unchanged:
     """The source handed back the items on screen (a live viewer between its poller's
     frames): rows, predictions and incidents stand; the header may change."""
@@ -74,8 +81,8 @@ class Finished:
     """The refresh's whole tail (incidents, recording) is done: the next may start."""
 
 
-SessionEvent = Collected | Unchanged | Failed | Predicted | IncidentsFound | RecordingChanged \
-    | Finished
+SessionEvent = Collected | PredictionWanted | Unchanged | Failed | Predicted | IncidentsFound \
+    | RecordingChanged | Finished
 
 
 def _ignore(event: SessionEvent) -> None:
@@ -151,6 +158,7 @@ class Session:
         with self._want_lock:  # before the event: its handler may ask for it
             self._want_prediction = snap
         self.emit(Collected(snap, derived, preds, self.footprint))
+        self.emit(PredictionWanted())
         # After the new data is handed over: neither detection nor a recording's
         # keyframe delays it.
         self.emit(IncidentsFound(self.incidents.feed(snap)))

@@ -1,18 +1,11 @@
 """The session's events (tui/session.py) as typed Textual messages.
 
-The App's ``emit`` posts one of these per event from the session's worker threads
-(``post_message`` is thread-safe and keeps their order); the App's ``on_…``
-handlers run on the UI thread and only paint. The worker waits until its message is
-handled, as ``call_from_thread`` waited: what the session does next (the incident
-feed, a recording's keyframe) must not hold the GIL against the paint.
+The App's ``emit`` makes one of these per event in the session's worker threads and
+hands it to its ``on_…`` handler on the UI thread through ``call_from_thread`` (see
+``QuotatopApp._post_event`` for why not the message queue); the handlers only paint.
 """
 
 from __future__ import annotations
-
-import functools
-import threading
-from collections.abc import Callable
-from typing import TypeVar
 
 from textual.message import Message
 
@@ -27,6 +20,7 @@ from tui.session import (
     Finished,
     IncidentsFound,
     Predicted,
+    PredictionWanted,
     RecordingChanged,
     SessionEvent,
     Unchanged,
@@ -34,33 +28,7 @@ from tui.session import (
 
 
 class SessionMessage(Message):
-    """A session event on its way to the UI; ``handled`` is set once its handler ran."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.handled = threading.Event()
-
-    def wait_handled(self, running: Callable[[], bool]) -> None:
-        """Block the posting worker until the handler ran, or the app stopped running
-        (a message queued behind shutdown is never handled)."""
-        while not self.handled.wait(0.05):
-            if not running():
-                return
-
-
-M = TypeVar("M", bound=SessionMessage)
-H = TypeVar("H")
-
-
-def acknowledges(handler: Callable[[H, M], None]) -> Callable[[H, M], None]:
-    """A handler of a session message: marks it handled however the handler ends."""
-    @functools.wraps(handler)
-    def handle(self: H, message: M) -> None:
-        try:
-            handler(self, message)
-        finally:
-            message.handled.set()
-    return handle
+    """A session event on its way to the UI thread."""
 
 
 class SessionUpdated(SessionMessage):
@@ -69,6 +37,10 @@ class SessionUpdated(SessionMessage):
         super().__init__()
         self.snap, self.derived, self.predictions = snap, derived, predictions
         self.footprint = footprint
+
+
+class PredictionRequested(SessionMessage):
+    """A new snapshot waits for the core."""
 
 
 class SessionRepeated(SessionMessage):
@@ -107,6 +79,8 @@ def as_message(event: SessionEvent) -> SessionMessage:
     match event:
         case Collected(snap, derived, preds, footprint):
             return SessionUpdated(snap, derived, preds, footprint)
+        case PredictionWanted():
+            return PredictionRequested()
         case Unchanged(snap):
             return SessionRepeated(snap)
         case Failed(reason):
