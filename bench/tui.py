@@ -170,7 +170,7 @@ async def measure_quotatop(n_jobs: int, core_timeout: float) -> dict[str, float]
             busy.append(page_down(table))
             await asyncio.sleep(0.05)
         out["scroll_while_core"] = sorted(busy)[len(busy) // 2]
-        out["core_busy_during_scroll"] = float(app._predicting)
+        out["core_busy_during_scroll"] = float(app.session.predicting)
         tp = time.perf_counter()
         while core_available() and time.perf_counter() - tp < core_timeout:
             if app.data is not None and (app.data.predictions.from_core
@@ -190,7 +190,9 @@ async def measure_quotatop(n_jobs: int, core_timeout: float) -> dict[str, float]
         # keeps no old one itself): two are alive until the app lets go of the old.
         apply_phase = PeakSampler().__enter__()
         second = big_snapshot(n_jobs, 2)
-        app.collector = Fixed(second)  # type: ignore[assignment]
+        # As the session's collect does: the source and the session hold the new one.
+        app.session.collector = Fixed(second)
+        app.session.snapshot = second
         td = time.perf_counter()
         derived = derive(second)
         out["derive"] = time.perf_counter() - td
@@ -217,7 +219,7 @@ async def measure_quotatop(n_jobs: int, core_timeout: float) -> dict[str, float]
         table.set_filter("team:exp state:pend")
         out["filter"] = time.perf_counter() - tf
         assert table.rows, "filter found nothing"
-        app._want_prediction = None  # the bench stops here; do not wait for a second answer
+        app.session.drop_waiting_prediction()  # the bench stops here; no second answer
     return out
 
 

@@ -51,19 +51,22 @@ def test_without_the_call_nothing_happens(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_the_predict_worker_gives_the_heap_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tui.app as app_module
+    import tui.session as session_module
+    from tui.session import Predicted, Session
 
     calls: list[str] = []
-    monkeypatch.setattr(app_module, "predict_taken", lambda box: calls.append("predict") or "P")
-    monkeypatch.setattr(app_module, "give_back_free_heap", lambda: calls.append("trim") or True)
+    monkeypatch.setattr(session_module, "predict_taken", lambda box: calls.append("predict") or "P")
+    monkeypatch.setattr(session_module, "give_back_free_heap",
+                        lambda: calls.append("trim") or True)
 
-    class Host:
-        def call_from_thread(self, fn, *args):  # type: ignore[no-untyped-def]
-            calls.append("deliver")
+    session = Session(_NoSource(), emit=lambda e: calls.append(type(e).__name__))
+    assert session.predict([]) == "P"
+    assert calls == ["predict", "trim", Predicted.__name__]
 
-        def _predicted(self, preds):  # type: ignore[no-untyped-def]
-            pass
 
-    worker_body = app_module.QuotatopApp._predict.__wrapped__  # type: ignore[attr-defined]
-    worker_body(Host(), [])
-    assert calls == ["predict", "trim", "deliver"]
+class _NoSource:
+    name = "none"
+
+    def collect(self):  # type: ignore[no-untyped-def]
+        raise AssertionError("predict collects nothing")
+

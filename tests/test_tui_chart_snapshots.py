@@ -17,9 +17,9 @@ from tui.app import QuotatopApp
 def _no_predict_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     # The scenario's frames need the core (its playback predicts each frame); the
     # app's own predict worker answers whenever it finishes, which no SVG can pin.
-    import tui.app
+    import tui.session
 
-    monkeypatch.setattr(tui.app, "core_available", lambda: False)
+    monkeypatch.setattr(tui.session, "core_available", lambda: False)
 
 
 def _storm_app() -> QuotatopApp:

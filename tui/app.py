@@ -1,9 +1,10 @@
 """quotatop's Textual application over one collector: eight views (keys 1–8), the
 Report screen (m), and the help, job-detail and what-if dialogs over them.
 
-The collector runs in a thread worker at the configured cadence; the worker also
-derives what the screens show (team rows, meter, predictions), so the UI thread
-only paints. A failed or stale source shows a banner while the last good data
+The refresh pipeline (collect → derive → predict → incidents → record) lives in a
+session with no Textual in it (tui/session.py), run in thread workers at the
+configured cadence; its events come back as typed messages whose handlers only
+paint. A failed or stale source shows a banner while the last good data
 stays on screen. Read-only: no key changes a job.
 """
 
@@ -22,29 +23,40 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
-from collectors.base import Collector, driven_as_timeline
+from collectors.base import Collector
 from collectors.footprint import Footprint
 from collectors.model import Snapshot
 from review.report import Prices
 from tui.chart_data import ChartHistory, sample_of
-from tui.derive import Derived, derive
+from tui.derive import Derived
 from tui.format import duration
 from tui.habits import HABIT_BINDINGS, HabitsMixin
-from tui.heap import give_back_free_heap
 from tui.live_incidents import IncidentState, LiveIncidents
 from tui.live_recording import LiveRecording
 from tui.modals import HelpScreen, JobDetailScreen
 from tui.palette import QuotatopCommands
-from tui.predictions import Predictions, core_available, predict_taken
+from tui.predictions import Predictions
 from tui.report_screen import ReportScreen
+from tui.session import Session, SessionEvent
+from tui.session_messages import (
+    IncidentsChanged,
+    PredictionRequested,
+    PredictionsReady,
+    RecordingStateChanged,
+    RefreshFinished,
+    SessionRepeated,
+    SessionUpdated,
+    SourceFailed,
+    as_message,
+)
 from tui.theme_colors import assign_team_colors
-from tui.timeline_protocol import TimelineControl, timeline_of
+from tui.timeline_protocol import TimelineControl
 from tui.views.base import View, ViewData
 from tui.views.elastic import ElasticView
 from tui.views.incidents import IncidentsView
 from tui.views.nodes import NodesView
 from tui.views.overview import OverviewView
-from tui.views.priority import PriorityView, core_top
+from tui.views.priority import PriorityView
 from tui.views.queue import QueueView
 from tui.views.quota import QuotaView
 from tui.views.timeline import TimelineView
@@ -120,14 +132,16 @@ class QuotatopApp(HabitsMixin, App[None]):
                  prices: Prices | None = None, version: str = "") -> None:
         super().__init__()
         self.prices = prices  # the config's [prices], for the Report screen's cost
-        # A source that can be driven as a replay (a demo scenario) is: the Timeline
-        # screen and space work on it. Found by the protocol, never by its class.
-        collector = driven_as_timeline(collector)
-        self.collector = collector
-        self.timeline: TimelineControl | None = timeline_of(collector)
+        # The version its recordings state: handed down by the command line, above the TUI.
+        self.session = Session(
+            collector, emit=self._post_event,
+            recording=LiveRecording(record_dir, record_retention, clock=clock, version=version),
+            incidents=incidents, footprint=footprint)
+        # A source that can be driven as a replay (a demo scenario) is (the session
+        # finds it by the protocol): the Timeline screen and space work on it.
+        self.timeline: TimelineControl | None = self.session.timeline
         self.refresh_seconds = refresh
         self.clock = clock
-        self.paused = False
         self.snapshot: Snapshot | None = None
         self.data: ViewData | None = None
         self.failure: str | None = None
@@ -136,21 +150,40 @@ class QuotatopApp(HabitsMixin, App[None]):
         self.chart_history = ChartHistory()  # what the charts plot, one small sample a frame
         self._collecting = False
         self._again = False
-        self._predicting = False
-        self._want_prediction: Snapshot | None = None
         self._dirty: set[str] = set()
         self._retired: ViewData | None = None  # the data just replaced, freed after the paint
-        # The version its recordings state: handed down by the command line, above the TUI.
-        self.recording = LiveRecording(record_dir, record_retention, clock=clock,
-                                       version=version)
-        self.live_incidents = incidents or LiveIncidents()
         self.incident_state = IncidentState()
-        # quotatop's own RSS and CPU, read in the collect worker (the CLI passes a
-        # psutil meter; tests leave it out so that frames do not depend on the host).
-        self.footprint_meter = footprint
-        self.footprint: Footprint | None = None
+        self.footprint: Footprint | None = None  # quotatop's own, as of the data shown
         if theme:
             self.theme = theme
+
+    @property
+    def collector(self) -> Collector:
+        """The source, as the session drives it (one reference: the session's)."""
+        return self.session.collector
+
+    @property
+    def recording(self) -> LiveRecording:
+        return self.session.recording
+
+    @property
+    def live_incidents(self) -> LiveIncidents:
+        return self.session.incidents
+
+    @property
+    def paused(self) -> bool:
+        return self.session.paused
+
+    def _post_event(self, event: SessionEvent) -> None:
+        """The session's emit (a worker thread): each event becomes its typed message,
+        handed to that message's handler on the UI thread by ``call_from_thread``.
+        Not through the message queue: there the first frame waited behind the
+        start-up's layout messages (bench/tui.py: 350-400 ms, not 270 ms), and the
+        worker must go on only once the handler ran, so that the incident feed and a
+        recording's keyframe that follow never hold the GIL against the paint."""
+        message = as_message(event)
+        with contextlib.suppress(RuntimeError):  # the app is already gone
+            self.call_from_thread(getattr(self, message.handler_name), message)
 
     # layout ----------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -190,8 +223,7 @@ class QuotatopApp(HabitsMixin, App[None]):
 
     # collection ------------------------------------------------------------
     def poll(self) -> None:
-        paused = self.timeline.paused if self.timeline else self.paused
-        if not paused:
+        if not self.session.paused:
             self.refresh_now()
 
     def refresh_now(self) -> None:
@@ -202,99 +234,64 @@ class QuotatopApp(HabitsMixin, App[None]):
         self._again = False
         self._collect()
 
-    def _collect_done(self) -> None:
-        self._collecting = False
-        if self._again:
-            self.refresh_now()
-
     # A described worker: Textual otherwise repr()s the arguments for the
     # description, which for a 100k-job snapshot costs ~0.5 s on the UI thread.
     @work(thread=True, group="collect", description="collect")
     def _collect(self) -> None:
-        try:
-            self._collect_once()
-        finally:
-            # The next collect may start only now, after this one has fed the incident
-            # detector and the recording: released at paint time, the tail of one
-            # collect overlapped the next and a recording got frames 15, 17, 16.
-            with contextlib.suppress(RuntimeError):  # the app is already gone
-                self.call_from_thread(self._collect_done)
-
-    def _collect_once(self) -> None:
         # A slow cluster blocks this thread, never the UI.
-        try:
-            snap = self.collector.collect()
-            if self._unchanged(snap):
-                # A live viewer between its poller's frames: the rows, the core's answer
-                # and the incidents seen stand; only the header and banner may change.
-                self.call_from_thread(self._repeat_unless_closing, snap)
-                return
-            derived = derive(snap)
-        except Exception as e:  # a collector bug must become a banner, not a crash
-            self.call_from_thread(self._fail_unless_closing, f"{type(e).__name__}: {e}")
-            return
-        if self.footprint_meter is not None:  # after the collect, so it counts its cost
-            self.footprint = self.footprint_meter()
-        # Paint with the source's estimates (or the core's previous answer) now;
-        # the core's new predictions follow from their own worker, so a slow
-        # prediction never delays fresh data or the first frame.
-        keep = self.data.predictions if self.data is not None else Predictions()
-        preds = keep.updating() if core_available() else Predictions(error=keep.error)
-        self.call_from_thread(self._apply_unless_closing, snap, derived, preds)
-        self._want_prediction = snap
+        self.session.refresh()
+
+    def on_refresh_finished(self, message: RefreshFinished) -> None:
+        # The next collect may start only now, after this one has fed the incident
+        # detector and the recording, and its messages were handled (each in turn):
+        # released at paint time, the tail of one collect overlapped the next and a
+        # recording got frames 15, 17, 16.
+        self._collecting = False
+        if self._again:
+            self.refresh_now()
+
+    def on_session_updated(self, message: SessionUpdated) -> None:
+        self.footprint = message.footprint
+        # A collect that finishes while the app shuts down finds its widgets gone.
+        # The ids queried are fixed by compose, so NoMatches only means teardown.
+        with contextlib.suppress(NoMatches):
+            self.apply(message.snap, message.derived, message.predictions)
+
+    def on_prediction_requested(self, message: PredictionRequested) -> None:
         # After the frame is on screen: the predict worker's encoding holds the GIL.
-        self.call_from_thread(self.call_after_refresh, self._start_prediction)
-        # After the paint: neither detection nor a recording's keyframe delays it.
-        state = self.live_incidents.feed(snap)
-        self.call_from_thread(self._incidents_unless_closing, snap, state)
-        if self.recording.active:
-            self.recording.append(snap)
-            if self.recording.error:
-                self.call_from_thread(self._header_unless_closing)
+        self.call_after_refresh(self._start_prediction)
 
-    def _unchanged(self, snap: Snapshot) -> bool:
-        """The same items as on screen, from a source that says it hands them back
-        unchanged while nothing new has come (``repeats_items``: the live source)."""
-        prev = self.snapshot
-        return (getattr(self.collector, "repeats_items", False) and prev is not None
-                and self.data is not None and snap.jobs is prev.jobs
-                and snap.nodes is prev.nodes and snap.teams is prev.teams)
-
-    def _repeat_unless_closing(self, snap: Snapshot) -> None:
+    def on_session_repeated(self, message: SessionRepeated) -> None:
+        # A live viewer between its poller's frames: the rows, the core's answer and
+        # the incidents seen stand; only the header and banner may change.
         with contextlib.suppress(NoMatches):
             if self.data is not None:
-                self.apply(snap, self.data.derived, self.data.predictions)
+                self.apply(message.snap, self.data.derived, self.data.predictions)
+
+    def on_source_failed(self, message: SourceFailed) -> None:
+        self.failure = message.reason
+        with contextlib.suppress(NoMatches):
+            self._paint_header()
 
     def _start_prediction(self) -> None:
-        if core_available() and not self._predicting and self._want_prediction is not None:
-            self._predicting = True
-            snap, self._want_prediction = self._want_prediction, None
-            self._predict([snap])
+        box = self.session.next_prediction()
+        if box is not None:
+            self._predict(box)
 
-    # A worker keeps its arguments until it ends: the snapshot goes in a box that
-    # predict_taken empties once it is encoded, so a newer snapshot replacing it
-    # on screen frees it while the core computes (at 100k jobs, ~100 MB).
+    # A worker keeps its arguments until it ends: the snapshot goes in a box that the
+    # session empties once it is encoded (tui/session.py).
     @work(thread=True, group="predict", description="core predict")
     def _predict(self, box: list[Snapshot]) -> None:
-        # A source with no priority factors of its own has the Priority bars drawn from
-        # the core's, on one scale: its top is read here, not while painting (~1.4 s at
-        # 100k pending rows), and kept with the answer.
-        own = any(j.factors is not None for j in box[0].jobs) if box else True
-        preds = predict_taken(box)
-        if not own:
-            core_top(preds)
-        # The core's working memory is free now but still mapped (glibc): give it back
-        # before the next snapshot is built beside this one.
-        give_back_free_heap()
-        self.call_from_thread(self._predicted, preds)
+        self.session.predict(box)
 
-    def _predicted(self, preds: Predictions) -> None:
-        self._predicting = False
+    def on_predictions_ready(self, message: PredictionsReady) -> None:
+        self.session.prediction_shown()
+        preds = message.predictions
         if self.data is not None:
             # An answer for an older snapshot still holds for the jobs that are
             # still pending (looked up by id); at 100k jobs the core may take
             # longer than a refresh, and dropping it would show none ever.
-            if self._want_prediction is not None:  # a newer snapshot waits its turn
+            if self.session.prediction_waiting:  # a newer snapshot waits its turn
                 preds = preds.updating()
             self.data.predictions = preds
             self._dirty = set(VIEW_IDS)
@@ -302,32 +299,18 @@ class QuotatopApp(HabitsMixin, App[None]):
                 self._paint_active()
         self._start_prediction()  # a newer snapshot arrived meanwhile
 
-    def _incidents_unless_closing(self, snap: Snapshot, state: IncidentState) -> None:
-        self.incident_state = state
+    def on_incidents_changed(self, message: IncidentsChanged) -> None:
+        self.incident_state = message.state
         if self.data is not None:
-            self.data.incidents = state
+            self.data.incidents = message.state
             self._dirty |= {"overview", "incidents", "timeline"}
             with contextlib.suppress(NoMatches):
                 self._paint_active()
                 self._paint_header()
 
-    def _header_unless_closing(self) -> None:
+    def on_recording_state_changed(self, message: RecordingStateChanged) -> None:
         with contextlib.suppress(NoMatches):
             self._paint_header()
-
-    def _apply_unless_closing(self, snap: Snapshot, derived: Derived, preds: Predictions) -> None:
-        # A collect that finishes while the app shuts down finds its widgets gone.
-        # The ids queried are fixed by compose, so NoMatches only means teardown.
-        with contextlib.suppress(NoMatches):
-            self.apply(snap, derived, preds)
-
-    def _fail_unless_closing(self, reason: str) -> None:
-        with contextlib.suppress(NoMatches):
-            self._failed(reason)
-
-    def _failed(self, reason: str) -> None:
-        self.failure = reason
-        self._paint_header()
 
     def apply(self, snap: Snapshot, derived: Derived, preds: Predictions) -> None:
         """Show a new snapshot (UI thread). Cheap: only the visible view paints."""
@@ -423,7 +406,7 @@ class QuotatopApp(HabitsMixin, App[None]):
         t = Text()
         t.append("quotatop", style="bold")
         tl = self.timeline
-        if tl.paused if tl else self.paused:
+        if self.session.paused:
             t.append(" │ ")
             t.append("PAUSED", style="bold yellow")
         if tl is not None:
@@ -527,13 +510,7 @@ class QuotatopApp(HabitsMixin, App[None]):
         self.main.query_one(QueueView).open_filter()
 
     def action_toggle_pause(self) -> None:
-        if self.timeline is not None:
-            if self.timeline.paused:
-                self.timeline.play()
-            else:
-                self.timeline.pause()
-        else:
-            self.paused = not self.paused
+        self.session.toggle_pause()
         self._paint_header()
         if self.active_view == "timeline":
             self.main.query_one(TimelineView).paint()
@@ -562,24 +539,18 @@ class QuotatopApp(HabitsMixin, App[None]):
 
     @work(thread=True, group="record", description="record start")
     def _record_start(self, snap: Snapshot | None) -> None:
-        self.recording.start(snap, self.collector.name)
-        self.call_from_thread(self._header_unless_closing)
+        self.session.record_start(snap)
 
     @work(thread=True, group="record", description="record stop")
     def _record_stop(self) -> None:
-        self.recording.stop()
-        self.call_from_thread(self._header_unless_closing)
+        self.session.record_stop()
 
     def on_unmount(self) -> None:
-        self.recording.stop()  # the last frame is committed; the file stays readable
+        # The recording's last frame is committed (the file stays readable), and
         # Textual's run() joins the collect thread before it returns: a collect waiting
         # on a hung Slurm or Prometheus held `q` for the rest of its deadline (7 s of
-        # 10 measured). A source that can cut its requests short (an optional method,
-        # like progress()) is told to now.
-        interrupt = getattr(self.collector, "interrupt", None)
-        if interrupt is not None:
-            with contextlib.suppress(Exception):  # a courtesy: never a reason to fail quit
-                interrupt()
+        # 10 measured), so a source that can cut its requests short is told to now.
+        self.session.close()
 
     def action_whatif(self) -> None:
         """w: change a quota, QoS, weight or nodes on the snapshot on screen and see the

@@ -9,6 +9,7 @@ pending reason. Views never import the core directly.
 from __future__ import annotations
 
 import inspect
+import weakref
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -290,3 +291,30 @@ def _core_rows(fn: Any, data: bytes, policy: bytes | None = None) -> tuple[bytes
 
     horizon = inspect.signature(fn).parameters["horizon"].default  # predict's own default
     return rows_fn(data, policy if policy is not None else encode_policy(None), float(horizon))
+
+
+# The priority factors the core reports, in the order the Priority view draws them.
+FACTOR_KEYS = ("age", "fairshare", "qos", "job_size", "partition")
+
+# The largest sum of the core's factors, per answer: a repaint (a cursor move, a resize)
+# must not decode 100k rows again. Held weakly: the answer it was read from may go.
+_core_tops: dict[int, tuple[weakref.ref[Any], float]] = {}
+
+
+def core_top(preds: Predictions) -> float:
+    """The largest sum of the core's factors over every job it answered for."""
+    if not preds.from_core:
+        return 0.0
+    by_id = preds.by_id
+    cached = _core_tops.get(id(by_id))
+    if cached is not None and cached[0]() is by_id:
+        return cached[1]
+    top = max((sum(max(0.0, float(f.get(k, 0.0))) for k in FACTOR_KEYS)
+               for f in (by_id[i].factors for i in by_id)), default=0.0)
+    try:
+        ref = weakref.ref(by_id)
+    except TypeError:  # a plain dict (a test double's answer): small, not cached
+        return top
+    _core_tops.clear()
+    _core_tops[id(by_id)] = (ref, top)
+    return top

@@ -7,9 +7,6 @@ has none, so the bar never contradicts the job detail. One scale for all rows.""
 
 from __future__ import annotations
 
-import weakref
-from typing import Any
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -18,15 +15,16 @@ from textual.widgets import DataTable, Static
 from collectors.model import Job, PriorityFactors, Snapshot
 from tui.derive import pending_in_order, preemptor
 from tui.format import DASH, duration, num
-from tui.predictions import CORE, Predictions, core_available
+from tui.predictions import CORE, FACTOR_KEYS, Predictions, core_available, core_top
 from tui.table_fit import Cell, Columns, Rows, fill_table, layout_width
 from tui.theme_colors import team_style
 from tui.views.base import View, ViewData
 from tui.widgets.pending_list import PendingList, team_cell
 
 # Glyph and colour per factor, so the bars read without colour too (NO_COLOR).
-FACTORS = (("age", "█", "#5fafff"), ("fairshare", "▓", "#87d787"), ("qos", "▒", "#ffaf5f"),
-           ("job_size", "░", "#d787d7"), ("partition", "▚", "#ffd75f"))
+# The bars' glyphs and colours, one per factor in FACTOR_KEYS' order.
+FACTORS = tuple(zip(FACTOR_KEYS, ("█", "▓", "▒", "░", "▚"),
+                    ("#5fafff", "#87d787", "#ffaf5f", "#d787d7", "#ffd75f"), strict=True))
 FACTOR_BAR = 28
 
 
@@ -59,31 +57,6 @@ def legend(prefix: str = "factors: ") -> Text:
 def core_factor_values(preds: Predictions, j: Job) -> list[float] | None:
     factors = preds.get(j).factors
     return [max(0.0, float(factors.get(k, 0.0))) for k, _, _ in FACTORS] if factors else None
-
-
-# The largest sum of the core's factors, per answer: a repaint (a cursor move, a resize)
-# must not decode 100k rows again. Held weakly: the answer it was read from may go.
-_core_tops: dict[int, tuple[weakref.ref[Any], float]] = {}
-
-
-def core_top(preds: Predictions) -> float:
-    """The largest sum of the core's factors over every job it answered for."""
-    if not preds.from_core:
-        return 0.0
-    by_id = preds.by_id
-    cached = _core_tops.get(id(by_id))
-    if cached is not None and cached[0]() is by_id:
-        return cached[1]
-    keys = [k for k, _, _ in FACTORS]
-    top = max((sum(max(0.0, float(f.get(k, 0.0))) for k in keys)
-               for f in (by_id[i].factors for i in by_id)), default=0.0)
-    try:
-        ref = weakref.ref(by_id)
-    except TypeError:  # a plain dict (a test double's answer): small, not cached
-        return top
-    _core_tops.clear()
-    _core_tops[id(by_id)] = (ref, top)
-    return top
 
 
 class FactorSource:

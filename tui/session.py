@@ -1,0 +1,248 @@
+"""One session over one collector: the refresh pipeline, with no Textual in it.
+
+A refresh is collect → derive → (the source's estimates now, the core's prediction
+after) → incidents → record. The session runs each step in the thread that calls it
+(the App's workers: a slow cluster or core never blocks the UI) and reports what
+happened as small typed events, in order, through one ``emit`` callback; the App turns
+them into Textual messages and only paints. It also owns what the pipeline needs
+between refreshes: the last good snapshot, pause, the replay's timeline, the
+recording and the incident detector. An import contract (pyproject.toml) holds this
+module and everything it imports free of Textual.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from collectors.base import Collector, driven_as_timeline
+from collectors.footprint import Footprint
+from collectors.model import Snapshot
+from tui.derive import Derived, derive
+from tui.heap import give_back_free_heap
+from tui.live_incidents import IncidentState, LiveIncidents
+from tui.live_recording import LiveRecording
+from tui.predictions import Predictions, core_available, core_top, predict_taken
+from tui.timeline_protocol import TimelineControl, timeline_of
+
+
+@dataclass(frozen=True)
+class Collected:
+    """New data: paint it with ``predictions`` (the source's estimates, or the core's
+    previous answer marked as updating) until the core's new answer follows."""
+    snap: Snapshot
+    derived: Derived
+    predictions: Predictions
+    footprint: Footprint | None
+
+
+@dataclass(frozen=True)
+class PredictionWanted:
+    """The snapshot just reported waits for the core: ask ``next_prediction`` once it
+    is on screen (a separate step, so that the core's encoding, which holds the GIL,
+    starts only after the paint)."""
+
+
+@dataclass(frozen=True)
+class Unchanged:
+    """The source handed back the items on screen (a live viewer between its poller's
+    frames): rows, predictions and incidents stand; the header may change."""
+    snap: Snapshot
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The collect raised; the last good snapshot stays (``Session.snapshot``)."""
+    reason: str
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """The core's answer for the snapshot handed to ``Session.predict``."""
+    predictions: Predictions
+
+
+@dataclass(frozen=True)
+class IncidentsFound:
+    """The incidents open and closed after the newest snapshot."""
+    state: IncidentState
+
+
+@dataclass(frozen=True)
+class RecordingChanged:
+    """A recording started, stopped or failed (``Session.recording`` says which)."""
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The refresh's whole tail (incidents, recording) is done: the next may start."""
+
+
+SessionEvent = Collected | PredictionWanted | Unchanged | Failed | Predicted | IncidentsFound \
+    | RecordingChanged | Finished
+
+
+def _ignore(event: SessionEvent) -> None:
+    pass
+
+
+class Session:
+    def __init__(self, collector: Collector, *, emit: Callable[[SessionEvent], None] = _ignore,
+                 recording: LiveRecording | None = None,
+                 incidents: LiveIncidents | None = None,
+                 footprint: Callable[[], Footprint | None] | None = None,
+                 record_dir: Path | None = None) -> None:
+        # A source that can be driven as a replay (a demo scenario) is: found by the
+        # protocol, never by its class.
+        self.collector = driven_as_timeline(collector)
+        self.timeline: TimelineControl | None = timeline_of(self.collector)
+        self.emit = emit
+        self.recording = recording or LiveRecording(record_dir)
+        self.incidents = incidents or LiveIncidents()
+        # quotatop's own RSS and CPU, read after each collect (the CLI passes a psutil
+        # meter; tests leave it out so that frames do not depend on the host).
+        self.footprint_meter = footprint
+        self.footprint: Footprint | None = None
+        self._paused = False  # a live source's pause; a timeline keeps its own
+        self.snapshot: Snapshot | None = None  # the last good one
+        self.predictions = Predictions()  # the answer shown with it
+        # The snapshot waiting for the core: set by the collect worker, taken by the UI
+        # thread; the lock keeps a newer one from being lost between read and take.
+        self._want_lock = threading.Lock()
+        self._want_prediction: Snapshot | None = None
+        self._predicting = False
+
+    # pause -----------------------------------------------------------------
+    @property
+    def paused(self) -> bool:
+        return self.timeline.paused if self.timeline is not None else self._paused
+
+    def toggle_pause(self) -> None:
+        if self.timeline is None:
+            self._paused = not self._paused
+        elif self.timeline.paused:
+            self.timeline.play()
+        else:
+            self.timeline.pause()
+
+    # one refresh (a worker thread) ----------------------------------------------
+    def refresh(self) -> None:
+        """Collect, derive and report; then feed the incidents and the recording.
+        Ends with ``Finished`` whatever happened, so the caller may start the next."""
+        try:
+            self._refresh()
+        finally:
+            self.emit(Finished())
+
+    def _refresh(self) -> None:
+        try:
+            snap = self.collector.collect()
+            if self._unchanged(snap):
+                self.emit(Unchanged(snap))
+                return
+            derived = derive(snap)
+        except Exception as e:  # a collector bug must become a banner, not a crash
+            self.emit(Failed(f"{type(e).__name__}: {e}"))
+            return
+        if self.footprint_meter is not None:  # after the collect, so it counts its cost
+            self.footprint = self.footprint_meter()
+        # Paint with the source's estimates (or the core's previous answer) now; the
+        # core's new predictions follow (``predict``), so a slow prediction never
+        # delays fresh data or the first frame.
+        keep = self.predictions
+        preds = keep.updating() if core_available() else Predictions(error=keep.error)
+        self.snapshot, self.predictions = snap, preds
+        with self._want_lock:  # before the event: its handler may ask for it
+            self._want_prediction = snap
+        self.emit(Collected(snap, derived, preds, self.footprint))
+        self.emit(PredictionWanted())
+        # After the new data is handed over: neither detection nor a recording's
+        # keyframe delays it.
+        self.emit(IncidentsFound(self.incidents.feed(snap)))
+        if self.recording.active:
+            self.recording.append(snap)
+            if self.recording.error:
+                self.emit(RecordingChanged())
+
+    def _unchanged(self, snap: Snapshot) -> bool:
+        """The same items as last time, from a source that says it hands them back
+        unchanged while nothing new has come (``repeats_items``: the live source)."""
+        prev = self.snapshot
+        return (getattr(self.collector, "repeats_items", False) and prev is not None
+                and snap.jobs is prev.jobs and snap.nodes is prev.nodes
+                and snap.teams is prev.teams)
+
+    # the core's prediction ---------------------------------------------------------
+    def next_prediction(self) -> list[Snapshot] | None:
+        """The newest snapshot still waiting for the core, in a box for ``predict``, or
+        None when the core is absent, busy or has nothing new to answer (UI thread)."""
+        if not core_available() or self._predicting:
+            return None
+        with self._want_lock:
+            snap, self._want_prediction = self._want_prediction, None
+        if snap is None:
+            return None
+        self._predicting = True
+        return [snap]
+
+    @property
+    def predicting(self) -> bool:
+        """The core is computing an answer (or its answer is not yet on screen)."""
+        return self._predicting
+
+    def drop_waiting_prediction(self) -> None:
+        """Forget the snapshot waiting for the core: no answer for it is wanted."""
+        with self._want_lock:
+            self._want_prediction = None
+
+    @property
+    def prediction_waiting(self) -> bool:
+        """A newer snapshot waits for the core than the one it answered last."""
+        return self._want_prediction is not None
+
+    def predict(self, box: list[Snapshot]) -> Predictions:
+        """Ask the core (a worker thread); report and return its answer. The snapshot
+        comes in a box that ``predict_taken`` empties once encoded, so a newer snapshot
+        replacing it frees it while the core computes (at 100k jobs, ~100 MB)."""
+        # A source with no priority factors of its own has the Priority bars drawn from
+        # the core's, on one scale: its top is read here, not while painting (~1.4 s at
+        # 100k pending rows), and kept with the answer.
+        own = any(j.factors is not None for j in box[0].jobs) if box else True
+        preds = predict_taken(box)
+        if not own:
+            core_top(preds)
+        # The core's working memory is free now but still mapped (glibc): give it back
+        # before the next snapshot is built beside this one.
+        give_back_free_heap()
+        self.predictions = preds
+        self.emit(Predicted(preds))
+        return preds
+
+    def prediction_shown(self) -> None:
+        """The answer is on screen (the UI thread): the next snapshot may go to the
+        core. Released here, not when the core returns, so that the answer is marked
+        as updating only while a newer snapshot truly waits."""
+        self._predicting = False
+
+    # recording (a worker thread: a keyframe may be slow) ---------------------------
+    def record_start(self, snap: Snapshot | None = None) -> None:
+        """Record from ``snap`` (what is on screen; the last good one if None) on."""
+        self.recording.start(snap if snap is not None else self.snapshot, self.collector.name)
+        self.emit(RecordingChanged())
+
+    def record_stop(self) -> None:
+        self.recording.stop()
+        self.emit(RecordingChanged())
+
+    def close(self) -> None:
+        """Commit the recording's last frame and cut a hung collect short."""
+        self.recording.stop()
+        # A source that can cut its requests short (an optional method, like
+        # progress()) is told to now: a collect waiting on a hung Slurm held quit.
+        interrupt = getattr(self.collector, "interrupt", None)
+        if interrupt is not None:
+            with contextlib.suppress(Exception):  # a courtesy: never a reason to fail quit
+                interrupt()
