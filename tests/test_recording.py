@@ -260,6 +260,26 @@ def test_record_refuses_a_bad_retention(tmp_path: Path, capsys: pytest.CaptureFi
     assert rc == 2 and "--retention" in capsys.readouterr().err
 
 
+def test_the_pid_file_is_replaced_whole_never_written_in_place(tmp_path: Path) -> None:
+    """A reader that sees the pid file must read a pid: written in place, the file
+    exists empty for a moment (the daemon test above once read '' there). So it is
+    written beside and renamed over: the old file's inode is gone, no temporary
+    file is left, and the content is the pid."""
+    from quotatop.commands.record import write_pidfile
+
+    pidfile = tmp_path / "rec.pid"
+    pidfile.write_text("123\n")
+    before = pidfile.stat().st_ino
+    keep = pidfile.open()  # holds the old inode, so a new file cannot reuse its number
+    try:
+        write_pidfile(pidfile)
+        assert pidfile.stat().st_ino != before
+    finally:
+        keep.close()
+    assert pidfile.read_text() == f"{os.getpid()}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rec.pid"]
+
+
 def test_record_daemon_writes_pidfile_and_stops_on_sigterm(tmp_path: Path) -> None:
     out, pidfile = tmp_path / "d.qtrec", tmp_path / "rec.pid"
     rc = subprocess.run([sys.executable, "-m", "quotatop", "record", "--source", "demo",

@@ -53,6 +53,20 @@ def _check_pidfile(pidfile: Path) -> None:
         raise UserError(f"{pidfile}: a recorder is already running as pid {pid}")
 
 
+def write_pidfile(pidfile: Path) -> None:
+    """The pid, written whole or not at all: to a file beside it, then renamed over it.
+    Written in place, the file exists empty for a moment, and a reader that checks
+    for it (a supervisor's `kill $(cat FILE)`, the live source's staleness check) reads
+    nothing there."""
+    tmp = pidfile.with_name(f".{pidfile.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(f"{os.getpid()}\n")
+        os.replace(tmp, pidfile)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def _daemonize(pidfile: Path, log: str | None) -> None:
     # Double fork, as dolphie's daemon mode: detach from the terminal and session.
     if os.fork() > 0:
@@ -65,7 +79,7 @@ def _daemonize(pidfile: Path, log: str | None) -> None:
     os.dup2(null, 0)
     os.dup2(out, 1)
     os.dup2(out, 2)
-    pidfile.write_text(f"{os.getpid()}\n")
+    write_pidfile(pidfile)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         _daemonize(pidfile, args.log)
         recorder.start()
     elif pidfile:
-        pidfile.write_text(f"{os.getpid()}\n")
+        write_pidfile(pidfile)
     stopping = False
 
     def stop(*_: object) -> None:
