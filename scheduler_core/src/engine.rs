@@ -1752,19 +1752,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             .filter(|&n| self.c.node_eligible(j, n))
             .collect();
         let mut times: Vec<f64> = Vec::with_capacity(eligible.len() + res.res.len());
-        for &n in &eligible {
-            for &r in &self.c.nodes[n].running {
-                let e = self.c.jobs[r].planned_end;
-                if e > t && e.is_finite() {
-                    times.push(e);
-                }
-            }
-        }
-        for rv in &res.res {
-            if rv.end > t && rv.end.is_finite() {
-                times.push(rv.end);
-            }
-        }
+        self.change_times(&eligible, t, res, &mut times);
         // Busy first: order by what is free now in the job's main resource, then by fit at
         // the reservation's start, so the reservation leaves idle capacity to backfill.
         let unit = if need[GPU] > 0.0 { GPU } else { CPU };
@@ -1789,6 +1777,24 @@ impl<'a, 'p> Engine<'a, 'p> {
         None
     }
 
+    /// The times after `t` at which room can change on `nodes`: the planned ends
+    /// of the jobs running there and the ends of the plan's reservations.
+    fn change_times(&self, nodes: &[usize], t: f64, res: &Plan, times: &mut Vec<f64>) {
+        for &n in nodes {
+            for &r in &self.c.nodes[n].running {
+                let e = self.c.jobs[r].planned_end;
+                if e > t && e.is_finite() {
+                    times.push(e);
+                }
+            }
+        }
+        for rv in &res.res {
+            if rv.end > t && rv.end.is_finite() {
+                times.push(rv.end);
+            }
+        }
+    }
+
     /// `earliest` under conservative backfill, reading each eligible node's
     /// `Profile` instead of summing its reservations again at every grid time;
     /// the same candidates, scores and choice (issue #17).
@@ -1809,19 +1815,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         eligible.clear();
         eligible.extend((0..self.c.nodes.len()).filter(|&n| self.c.node_eligible(j, n)));
         times.clear();
-        for &n in eligible.iter() {
-            for &r in &self.c.nodes[n].running {
-                let e = self.c.jobs[r].planned_end;
-                if e > t && e.is_finite() {
-                    times.push(e);
-                }
-            }
-        }
-        for rv in &res.res {
-            if rv.end > t && rv.end.is_finite() {
-                times.push(rv.end);
-            }
-        }
+        self.change_times(eligible, t, res, times);
         let unit = if need[GPU] > 0.0 { GPU } else { CPU };
         {
             let mut pr = res.profiles.borrow_mut();
