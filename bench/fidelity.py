@@ -28,6 +28,7 @@ from harness.fidelity import (  # noqa: E402
     slurm_scores,
 )
 from harness.slurm_cluster import SlurmCluster  # noqa: E402
+from harness.workload_timing import Template, stability  # noqa: E402
 
 
 def main() -> int:
@@ -37,6 +38,11 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=1, help="workloads, each on a fresh cluster")
     ap.add_argument("--dump", help="write each run's observations (JSON) to this path prefix")
     args = ap.parse_args()
+    # The workload itself: how far its start order moves with 0-2 s of timing alone
+    # (tests/harness/workload_timing.py), so that a low tau below is read rightly.
+    held = stability(Template())
+    print(f"workload: start order under 0-2 s of runtime jitter, tau lowest {held.lowest:.3f}"
+          f" / p10 {held.p10:.3f} / mean {held.mean:.3f} over 200 draws (core as the model)")
     for run in range(1, args.runs + 1):
         t0 = time.monotonic()
         with SlurmCluster() as cluster:
