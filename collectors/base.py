@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from collectors.model import Snapshot
-from collectors.timeline_base import IncidentMark
+from quotatop.collectors.model import Snapshot
+from quotatop.collectors.timeline_base import IncidentMark
 
 
 @runtime_checkable

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from collectors.model import Snapshot
-from collectors.timeline_base import IncidentMark, TimelineBase
+from quotatop.collectors.model import Snapshot
+from quotatop.collectors.timeline_base import IncidentMark, TimelineBase
 
 if TYPE_CHECKING:  # the source makes its timeline (ScenarioSource.as_timeline)
-    from simulation.scenario_source import ScenarioSource
+    from quotatop.simulation.scenario_source import ScenarioSource
 
 
 class ScenarioTimeline(TimelineBase):

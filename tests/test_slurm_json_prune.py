@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors.slurm import json_decode
-from collectors.slurm.errors import ParseError, SlurmReportedError
-from collectors.slurm.json_decode import decode_squeue
 from conftest import skip_or_fail
+from quotatop.collectors.slurm import json_decode
+from quotatop.collectors.slurm.errors import ParseError, SlurmReportedError
+from quotatop.collectors.slurm.json_decode import decode_squeue
 
 FIXTURES = Path(__file__).parent / "fixtures" / "slurm"
 SQUEUE = sorted(
@@ -31,7 +31,7 @@ MISSING = "the core was built without the native pruner (pip install . / make bu
 
 
 def _native_prune() -> Prune:
-    import scheduler_core._core as core
+    import quotatop.scheduler_core._core as core
 
     prune = getattr(core, "prune_json_keys", None)
     if prune is None:

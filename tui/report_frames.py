@@ -16,11 +16,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from collectors.errors import UserError
-from collectors.model import Snapshot
-from review.frames import recording_frames, scenario_frames
-from review.history import History
-from review.report import Prices, Report, build_report
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Snapshot
+from quotatop.review.frames import recording_frames, scenario_frames
+from quotatop.review.history import History
+from quotatop.review.report import Prices, Report, build_report
 
 PERIOD = 30 * 86400.0  # as `quotatop report`'s default --since 30d
 NO_HISTORY = ("this source keeps no job history: press R to record this session and m "
@@ -68,7 +68,7 @@ def slurm_report(collector: Any, snap: Snapshot, prices: Prices | None = None,
                  period: float = PERIOD) -> Report:
     """The last ``period`` before the snapshot from Slurm's accounting, as
     `quotatop report --source slurm` gathers it: one sacct query, the snapshot's teams."""
-    from review.sacct import parse_sacct, sacct_argv
+    from quotatop.review.sacct import parse_sacct, sacct_argv
 
     until = snap.taken_at
     since = until - period
