@@ -35,7 +35,7 @@ class Collector(Protocol):
 
 @runtime_checkable
 class TimelineControl(Protocol):
-    """What the Timeline screen needs from a replay (collectors.timeline_base.TimelineBase
+    """What the Timeline screen needs from a replay (quotatop.collectors.timeline_base.TimelineBase
     gives the state every replay keeps the same way)."""
 
     @property

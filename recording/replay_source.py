@@ -1,7 +1,7 @@
 """A recording played back as a Collector, with a timeline controller.
 
-``ReplaySource`` implements ``collectors.base.TimelineControl`` on
-``collectors.timeline_base.TimelineBase`` (collectors never import the TUI):
+``ReplaySource`` implements ``quotatop.collectors.base.TimelineControl`` on
+``quotatop.collectors.timeline_base.TimelineBase`` (collectors never import the TUI):
 pause/play, step, seek to a time, speed.
 While playing, the position advances by (wall time since the last collect) ×
 speed in recording time; paused, ``collect()`` returns the current frame.

@@ -87,7 +87,7 @@ class Result(Struct, kw_only=True):
 
 def build_workload(trace: Trace, nodes: int, per_node: float, policy: str,
                    resolution: float) -> Workload:
-    """The trace as the core sees it (simulation.trace_simulate.core_inputs) under
+    """The trace as the core sees it (quotatop.simulation.trace_simulate.core_inputs) under
     ``policy`` with preemption on, so borrowed capacity is reclaimed."""
     from quotatop.simulation.trace_simulate import core_inputs, core_policy, members
 
@@ -277,7 +277,7 @@ def cluster_for(wl: Workload, c: Candidate) -> Snapshot:
     return msgspec.structs.replace(wl.cluster, teams=teams)
 
 
-def simulate(wl: Workload, c: Candidate) -> Any:  # scheduler_core.types.SimResult
+def simulate(wl: Workload, c: Candidate) -> Any:  # quotatop.scheduler_core.types.SimResult
     """The core's SimResult for the candidate; ValueError from the core as is."""
     from quotatop import scheduler_core
 

@@ -1,7 +1,7 @@
 """quotatop's scheduling core (Rust, via PyO3). See ``_core.pyi`` for the raw API.
 
 ``predict`` and ``simulate`` take msgpack (or model Structs, encoded here) and
-return typed msgspec Structs from ``scheduler_core.types``.
+return typed msgspec Structs from ``quotatop.scheduler_core.types``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ its timeline through the core and returns the snapshot after that step.
 
 A fifo (seed) scenario steps through its events; a v2 (multifactor) scenario
 is simulated once by the core and steps through frame times (every event time,
-plus a grid over quiet stretches), see ``simulation.scenario_playback``."""
+plus a grid over quiet stretches), see ``quotatop.simulation.scenario_playback``."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ incident marks come from the source: step numbers and none for the fifo seed,
 simulated instants and the detectors' incidents for a v2 scenario.
 
 A viewer gets it through the Collector protocol's ``as_timeline`` capability
-(collectors.base.driven_as_timeline), never by naming the scenario source."""
+(quotatop.collectors.base.driven_as_timeline), never by naming the scenario source."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The native key pruner (json_prune/, built into scheduler_core._core) in front of
+"""The native key pruner (json_prune/, built into quotatop.scheduler_core._core) in front of
 squeue --json decoding: the build the tests run against carries it, and whatever it is
 given, decode_squeue answers exactly as it does without it — the same jobs, or the same
 one-line error about the original bytes."""

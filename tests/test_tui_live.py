@@ -1,5 +1,5 @@
 """Live extras of the TUI: R records the session into a recording that
-recording.store opens, and incidents detected live show on the Overview,
+quotatop.recording.store opens, and incidents detected live show on the Overview,
 the Incidents screen and the Timeline."""
 
 from __future__ import annotations

@@ -30,11 +30,12 @@ NO_HISTORY = ("this source keeps no job history: press R to record this session 
 def session_frames(collector: Any, recording: Path | None) -> tuple[str, Iterable[Snapshot]]:
     """(what the frames are, the frames) for the session's collector; a UserError when
     it has none to read again (a live source that is not being recorded)."""
-    source = getattr(collector, "source", None)  # simulation.scenario_timeline.ScenarioTimeline
+    # quotatop.simulation.scenario_timeline.ScenarioTimeline
+    source = getattr(collector, "source", None)
     scenario = getattr(source, "scenario", None)
     if scenario is not None and hasattr(source, "total_steps"):
         return f"the scenario {collector.name} once through", scenario_frames(scenario)
-    rec = getattr(collector, "recording", None)  # recording.replay_source.ReplaySource
+    rec = getattr(collector, "recording", None)  # quotatop.recording.replay_source.ReplaySource
     rec_path = getattr(rec, "path", None)
     if rec_path:
         return f"the recording {Path(rec_path).name}", recording_frames(rec_path)

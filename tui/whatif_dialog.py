@@ -5,7 +5,7 @@ would run to make the change, as text to copy.
 
 The syntax is ``quotatop whatif --set``'s (review/whatif.py, docs/review.md);
 several changes are separated by ``;``. Nothing is sent to the cluster. The core predicts
-both snapshots in a thread worker (review.whatif.whatif); the dialog only paints.
+both snapshots in a thread worker (quotatop.review.whatif.whatif); the dialog only paints.
 """
 
 from __future__ import annotations
