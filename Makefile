@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 # The Cargo workspace: scheduler_core and json_prune (the native key pruner in front of
-# squeue --json decoding), which maturin builds into the one extension scheduler_core._core.
+# squeue --json decoding), which maturin builds into the one extension quotatop.scheduler_core._core.
 CARGO_MANIFEST := Cargo.toml
 
 .PHONY: demo demo-setup test build lint rust-test py-test fuzz system-deps bench clean

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import msgspec
 
-from review import advise as adv
-from simulation.trace_simulate import TRACE_DIR, cluster_shape, load_trace
+from quotatop.review import advise as adv
+from quotatop.simulation.trace_simulate import TRACE_DIR, cluster_shape, load_trace
 
 TRACE = TRACE_DIR / "NASA-iPSC-1993-3.1-cln.swf"
 

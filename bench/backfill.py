@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from simulation.trace_simulate import (  # noqa: E402
+from quotatop.simulation.trace_simulate import (  # noqa: E402
     core_metrics,
     load_trace,
     resolve_trace,

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 import msgspec
 
-from collectors.model import (
+from quotatop.collectors.model import (
     PENDING,
     RUNNING,
     Job,

@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from reference import core as ref
 
-import scheduler_core
-from collectors.model import Job, Node, Snapshot, Team
+from quotatop import scheduler_core
+from quotatop.collectors.model import Job, Node, Snapshot, Team
 
 NOW = 1.7e9
 JOBS = (1_000, 10_000, 50_000)

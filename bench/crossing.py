@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 import msgspec
 
-import scheduler_core
-from collectors.model import Job, Node, Snapshot, Team, to_msgpack
-from scheduler_core import _core
+from quotatop import scheduler_core
+from quotatop.collectors.model import Job, Node, Snapshot, Team, to_msgpack
+from quotatop.scheduler_core import _core
 
 
 def make_snapshot(n_jobs: int, n_nodes: int) -> Snapshot:

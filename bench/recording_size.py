@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cluster_gen import evolving_cluster
 
-from collectors.model import Snapshot, to_msgpack
-from recording.store import KEYFRAME, Recorder, Recording
+from quotatop.collectors.model import Snapshot, to_msgpack
+from quotatop.recording.store import KEYFRAME, Recorder, Recording
 
 DAY = 43_200
 

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cluster_gen import evolving_cluster
 
-from recording.store import Recorder, Recording
-from simulation.trace_simulate import (
+from quotatop.recording.store import Recorder, Recording
+from quotatop.simulation.trace_simulate import (
     bundled_traces,
     core_metrics,
     load_trace,
@@ -40,7 +40,7 @@ from simulation.trace_simulate import (
     resolve_trace,
     simulate_trace,
 )
-from simulation.traces.swf import load_swf
+from quotatop.simulation.traces.swf import load_swf
 
 
 def write_swf(path: Path, n: int, seed: int = 7) -> None:

@@ -43,10 +43,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the harness lives with the tests
 
-from collectors.slurm.collector import SlurmCollector  # noqa: E402
-from collectors.slurm.runner import Runner  # noqa: E402
 from harness import sdiag  # noqa: E402
 from harness.slurm_cluster import SlurmCluster, missing_binaries  # noqa: E402
+from quotatop.collectors.slurm.collector import SlurmCollector  # noqa: E402
+from quotatop.collectors.slurm.runner import Runner  # noqa: E402
 from quotatop.config import Config  # noqa: E402
 from quotatop.sources import SourceOptions  # noqa: E402
 
@@ -178,7 +178,7 @@ def _stop_daemon(pidfile: Path) -> None:
 
 
 def _frames(path: Path) -> int:
-    from recording.store import Recording, RecordingError
+    from quotatop.recording.store import Recording, RecordingError
 
     try:
         with Recording(path, read_only=True) as rec:

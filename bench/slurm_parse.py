@@ -24,10 +24,10 @@ sys.path.insert(0, str(ROOT))
 
 import msgspec  # noqa: E402
 
-from collectors.gc_pause import gc_paused  # noqa: E402
-from collectors.model import PENDING, Job, Snapshot  # noqa: E402
-from collectors.slurm.hostlist import expand_hostlist  # noqa: E402
-from collectors.slurm.json_decode import decode_squeue, job_state, resources  # noqa: E402
+from quotatop.collectors.gc_pause import gc_paused  # noqa: E402
+from quotatop.collectors.model import PENDING, Job, Snapshot  # noqa: E402
+from quotatop.collectors.slurm.hostlist import expand_hostlist  # noqa: E402
+from quotatop.collectors.slurm.json_decode import decode_squeue, job_state, resources  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "slurm" / "22.05" / "squeue.json"
 
@@ -133,7 +133,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
-    from collectors.slurm import json_decode
+    from quotatop.collectors.slurm import json_decode
 
     pruner = "json_prune (native)" if json_decode._prune is not None else "absent (old core)"
     print(f"key pruner in front of msgspec: {pruner}")

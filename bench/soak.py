@@ -39,7 +39,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 import psutil  # noqa: E402
 from cluster_gen import evolving_cluster  # noqa: E402
 
-from tui.app import QuotatopApp  # noqa: E402
+from quotatop.tui.app import QuotatopApp  # noqa: E402
 
 FRAMES = 1_000_000  # the generator is lazy: frames are made as they are asked for
 
@@ -120,8 +120,8 @@ class Counted:
 
 
 def scenario_source(jobs: int) -> Any:
-    from simulation.scenario import load_scenario
-    from simulation.scenario_source import ScenarioSource
+    from quotatop.simulation.scenario import load_scenario
+    from quotatop.simulation.scenario_source import ScenarioSource
 
     with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
         path = Path(tmp) / f"soak_{jobs}.toml"

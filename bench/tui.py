@@ -31,11 +31,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable, Static
 
-from collectors.model import PENDING, RUNNING, Job, Node, PriorityFactors, QoS, Snapshot, Team
-from tui.app import QuotatopApp
-from tui.derive import derive
-from tui.predictions import Predictions, core_available
-from tui.widgets.job_table import COLUMNS, JobTable, TableContext
+from quotatop.collectors.model import (
+    PENDING,
+    RUNNING,
+    Job,
+    Node,
+    PriorityFactors,
+    QoS,
+    Snapshot,
+    Team,
+)
+from quotatop.tui.app import QuotatopApp
+from quotatop.tui.derive import derive
+from quotatop.tui.predictions import Predictions, core_available
+from quotatop.tui.widgets.job_table import COLUMNS, JobTable, TableContext
 
 TEAMS = ("prod", "exp", "elastic", "vision", "nlp", "speech")
 T0 = 1_750_000_000.0
@@ -257,7 +266,7 @@ def main() -> None:
                     help="run without the core's predictions (to see what they cost)")
     args = ap.parse_args()
     if args.no_core:
-        import scheduler_core
+        from quotatop import scheduler_core
 
         del scheduler_core.predict
     heavy = [m for m in ("kubernetes", "prometheus_client", "pyinstrument") if m in sys.modules]

@@ -1,1 +1,1 @@
-"""Collectors: every source of cluster state maps into collectors.model.Snapshot."""
+"""Collectors: every source of cluster state maps into quotatop.collectors.model.Snapshot."""

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from collectors.model import Snapshot
-from collectors.timeline_base import IncidentMark
+from quotatop.collectors.model import Snapshot
+from quotatop.collectors.timeline_base import IncidentMark
 
 
 @runtime_checkable
@@ -35,7 +35,7 @@ class Collector(Protocol):
 
 @runtime_checkable
 class TimelineControl(Protocol):
-    """What the Timeline screen needs from a replay (collectors.timeline_base.TimelineBase
+    """What the Timeline screen needs from a replay (quotatop.collectors.timeline_base.TimelineBase
     gives the state every replay keeps the same way)."""
 
     @property

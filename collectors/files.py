@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from collectors.errors import UserError
+from quotatop.collectors.errors import UserError
 
 MAX_INPUT_BYTES = 1 << 20  # 1 MiB: far above any real config, scenario or kubeconfig
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit, urlunsplit
 
-from collectors.model import Series, Snapshot, SourceStatus, Team
+from quotatop.collectors.model import Series, Snapshot, SourceStatus, Team
 
 # Groups of default queries. ``{team}`` is the label that names a team (the
 # namespace for kube-state-metrics and DCGM's pod mapping) and ``{window}`` the

@@ -1,4 +1,4 @@
-"""What every replay shares for ``collectors.base.TimelineControl``.
+"""What every replay shares for ``quotatop.collectors.base.TimelineControl``.
 
 The protocol is the Collector protocol's optional capability (collectors/base.py); the
 mark type and the state every replay keeps the same way live here, and the TUI

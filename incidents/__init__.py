@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from collectors.model import Snapshot
-from incidents.config import IncidentConfig
-from incidents.fragmentation import FragmentationDetector
-from incidents.model import KINDS, Incident
-from incidents.overcommit import OvercommitDetector
-from incidents.queue_storm import QueueStormDetector
-from incidents.starvation import StarvationDetector
+from quotatop.collectors.model import Snapshot
+from quotatop.incidents.config import IncidentConfig
+from quotatop.incidents.fragmentation import FragmentationDetector
+from quotatop.incidents.model import KINDS, Incident
+from quotatop.incidents.overcommit import OvercommitDetector
+from quotatop.incidents.queue_storm import QueueStormDetector
+from quotatop.incidents.starvation import StarvationDetector
 
 __all__ = ["KINDS", "Incident", "IncidentConfig", "IncidentMonitor", "detect_incidents"]
 

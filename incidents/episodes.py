@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from incidents.model import Incident
+from quotatop.incidents.model import Incident
 
 
 class Episodes:

@@ -6,11 +6,11 @@ fits the holes node by node. Deadlock: a gang holds part of what it needs
 
 from __future__ import annotations
 
-from collectors.model import PENDING, RUNNING, Job, Snapshot
-from incidents.config import FragmentationConfig
-from incidents.episodes import Episodes
-from incidents.model import DEADLOCK, FRAGMENTATION, Incident
-from incidents.overcommit import DOWN_STATES
+from quotatop.collectors.model import PENDING, RUNNING, Job, Snapshot
+from quotatop.incidents.config import FragmentationConfig
+from quotatop.incidents.episodes import Episodes
+from quotatop.incidents.model import DEADLOCK, FRAGMENTATION, Incident
+from quotatop.incidents.overcommit import DOWN_STATES
 
 
 def holes(snap: Snapshot, resource: str) -> list[float]:

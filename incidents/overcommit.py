@@ -3,10 +3,10 @@ cluster physically has, per resource."""
 
 from __future__ import annotations
 
-from collectors.model import Snapshot
-from incidents.config import OvercommitConfig
-from incidents.episodes import Episodes
-from incidents.model import OVERCOMMIT, Incident
+from quotatop.collectors.model import Snapshot
+from quotatop.incidents.config import OvercommitConfig
+from quotatop.incidents.episodes import Episodes
+from quotatop.incidents.model import OVERCOMMIT, Incident
 
 DOWN_STATES = frozenset({"down", "drain", "unknown"})
 

@@ -6,10 +6,10 @@ import math
 import statistics
 from collections import Counter, deque
 
-from collectors.model import PENDING, Snapshot
-from incidents.config import QueueStormConfig
-from incidents.episodes import Episodes
-from incidents.model import QUEUE_STORM, Incident
+from quotatop.collectors.model import PENDING, Snapshot
+from quotatop.incidents.config import QueueStormConfig
+from quotatop.incidents.episodes import Episodes
+from quotatop.incidents.model import QUEUE_STORM, Incident
 
 _GROWTH = "peak_wait_growth:"  # details key prefix, then the other team's name
 

@@ -8,10 +8,10 @@ from collections import deque
 
 from msgspec import Struct
 
-from collectors.model import PENDING, RUNNING, Job, Snapshot
-from incidents.config import StarvationConfig
-from incidents.episodes import Episodes
-from incidents.model import STARVATION, Incident
+from quotatop.collectors.model import PENDING, RUNNING, Job, Snapshot
+from quotatop.incidents.config import StarvationConfig
+from quotatop.incidents.episodes import Episodes
+from quotatop.incidents.model import STARVATION, Incident
 
 
 def queued_since(job: Job) -> float:

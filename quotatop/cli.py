@@ -7,9 +7,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from collectors import procgroups
-from collectors.errors import UserError
 from quotatop import __version__
+from quotatop.collectors import procgroups
+from quotatop.collectors.errors import UserError
 from quotatop.commands import COMMANDS
 from quotatop.flags import OneLineParser, seconds
 from quotatop.source_flags import add_source_flags

@@ -16,8 +16,8 @@ from typing import Annotated, Any
 
 import msgspec
 
-from collectors.errors import UserError
-from collectors.files import parse_toml, read_small_file
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.files import parse_toml, read_small_file
 from quotatop.sources import SOURCES, SourceOptions, options_from_mapping
 
 Seconds = Annotated[float, msgspec.Meta(gt=0)]

@@ -28,15 +28,15 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
 def source_overrides(args: argparse.Namespace, kind: str) -> dict[str, Any]:
     """The flags given, as SourceOptions overrides (None: not given, the file's value)."""
     if getattr(args, "ssh", None) and kind != "slurm":
-        from collectors.errors import UserError
+        from quotatop.collectors.errors import UserError
 
         raise UserError(f"--ssh applies to --source slurm only, not {kind}")
     if getattr(args, "namespace", None) and kind != "k8s":
-        from collectors.errors import UserError
+        from quotatop.collectors.errors import UserError
 
         raise UserError(f"--namespace applies to --source k8s only, not {kind}")
     if getattr(args, "poller_pidfile", None) and kind != "live":
-        from collectors.errors import UserError
+        from quotatop.collectors.errors import UserError
 
         raise UserError(f"--poller-pidfile applies to --source live only, not {kind}")
     flags = {"ssh_host": "ssh", "timeout": "timeout", "kubeconfig": "kubeconfig",
@@ -54,7 +54,7 @@ def source_options(cfg: Any, args: argparse.Namespace, kind: str, path: str | No
     a command's own overrides, None = not given): PATH is the demo's scenario or the
     replay's or live viewer's recording, and a replay or live viewer without one,
     here or in the config, is refused in one line."""
-    from collectors.errors import UserError
+    from quotatop.collectors.errors import UserError
 
     overrides = {**extra, **source_overrides(args, kind)}
     if kind == "demo":

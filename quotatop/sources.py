@@ -17,9 +17,9 @@ from typing import Any
 
 import msgspec
 
-from collectors.base import Collector
-from collectors.errors import UserError
-from simulation import DEMO_DATA
+from quotatop.collectors.base import Collector
+from quotatop.collectors.errors import UserError
+from quotatop.simulation import DEMO_DATA
 
 # The one default demo: what `quotatop`, `snapshot --source demo` and `record --source demo` play.
 # The default demo tours the three modes and two incidents (demo_data/tour.toml).
@@ -135,9 +135,9 @@ def scenario_path(given: str) -> str:
 
 
 def _demo(opts: SourceOptions) -> Collector:
-    from simulation.scenario import load_scenario
-    from simulation.scenario_playback import ScenarioError
-    from simulation.scenario_source import ScenarioSource
+    from quotatop.simulation.scenario import load_scenario
+    from quotatop.simulation.scenario_playback import ScenarioError
+    from quotatop.simulation.scenario_source import ScenarioSource
 
     path = scenario_path(opts.scenario) if opts.scenario else str(DEFAULT_SCENARIO)
     scenario = load_scenario(path)  # raises UserError itself
@@ -148,8 +148,8 @@ def _demo(opts: SourceOptions) -> Collector:
 
 
 def _slurm(opts: SourceOptions) -> Collector:
-    from collectors.slurm.collector import SlurmCollector
-    from collectors.slurm.runner import NotAllowed
+    from quotatop.collectors.slurm.collector import SlurmCollector
+    from quotatop.collectors.slurm.runner import NotAllowed
 
     try:
         return SlurmCollector(
@@ -163,8 +163,8 @@ def _slurm(opts: SourceOptions) -> Collector:
 
 
 def _k8s(opts: SourceOptions) -> Collector:
-    from collectors.k8s.collector import KubernetesCollector, KubernetesConfig
-    from collectors.k8s.kubeconfig import KubeconfigError, check_kubeconfig
+    from quotatop.collectors.k8s.collector import KubernetesCollector, KubernetesConfig
+    from quotatop.collectors.k8s.kubeconfig import KubeconfigError, check_kubeconfig
 
     kubeconfig = _existing_file(opts.kubeconfig, "kubeconfig")
     if kubeconfig is not None and not opts.in_cluster:
@@ -186,7 +186,11 @@ def _k8s(opts: SourceOptions) -> Collector:
 
 
 def _prometheus(opts: SourceOptions) -> Collector:
-    from collectors.prometheus_source import DEFAULT_GROUPS, PrometheusCollector, PrometheusConfig
+    from quotatop.collectors.prometheus_source import (
+        DEFAULT_GROUPS,
+        PrometheusCollector,
+        PrometheusConfig,
+    )
 
     if not opts.prometheus_url:
         raise UserError("the prometheus source needs a URL: --prometheus-url URL, or url "
@@ -225,8 +229,8 @@ def _prometheus(opts: SourceOptions) -> Collector:
 
 
 def _replay(opts: SourceOptions) -> Collector:
-    from recording.replay_source import ReplaySource
-    from recording.store import RecordingError
+    from quotatop.recording.replay_source import ReplaySource
+    from quotatop.recording.store import RecordingError
 
     if not opts.recording:
         raise UserError("the replay source needs a recording file (recording)")
@@ -237,8 +241,8 @@ def _replay(opts: SourceOptions) -> Collector:
 
 
 def _live(opts: SourceOptions) -> Collector:
-    from recording.live_source import LiveSource
-    from recording.store import RecordingError
+    from quotatop.recording.live_source import LiveSource
+    from quotatop.recording.store import RecordingError
 
     if not opts.recording:
         raise UserError("the live source needs the recording a poller writes (recording)")

@@ -10,12 +10,12 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.errors import UserError
 from quotatop import __version__
+from quotatop.collectors.errors import UserError
 from quotatop.config import load_config
+from quotatop.review.report import Prices, parse_prices
 from quotatop.source_flags import source_options
 from quotatop.sources import SOURCES, SourceOptions, open_source
-from review.report import Prices, parse_prices
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,8 @@ def resolve(args: argparse.Namespace) -> Launch:
 def run_tui(args: argparse.Namespace) -> int:
     launch = resolve(args)
     source = open_source(launch.kind, launch.options)
-    from collectors.footprint import FootprintMeter
-    from tui.app import QuotatopApp
+    from quotatop.collectors.footprint import FootprintMeter
+    from quotatop.tui.app import QuotatopApp
 
     app = QuotatopApp(source, refresh=launch.refresh, theme=launch.theme,
                       record_dir=launch.record_dir, footprint=FootprintMeter(),

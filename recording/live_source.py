@@ -28,8 +28,8 @@ from pathlib import Path
 
 import msgspec
 
-from collectors.model import Snapshot
-from recording.store import Recording, RecordingError
+from quotatop.collectors.model import Snapshot
+from quotatop.recording.store import Recording, RecordingError
 
 # A poll waits up to its timeout (10 s by default) before it writes even a stale
 # frame, so a shorter silence is not yet a stopped poller.

@@ -1,7 +1,7 @@
 """A recording played back as a Collector, with a timeline controller.
 
-``ReplaySource`` implements ``collectors.base.TimelineControl`` on
-``collectors.timeline_base.TimelineBase`` (collectors never import the TUI):
+``ReplaySource`` implements ``quotatop.collectors.base.TimelineControl`` on
+``quotatop.collectors.timeline_base.TimelineBase`` (collectors never import the TUI):
 pause/play, step, seek to a time, speed.
 While playing, the position advances by (wall time since the last collect) ×
 speed in recording time; paused, ``collect()`` returns the current frame.
@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from collectors.model import Snapshot
-from collectors.timeline_base import IncidentMark, TimelineBase
-from recording.store import Recording, RecordingError
+from quotatop.collectors.model import Snapshot
+from quotatop.collectors.timeline_base import IncidentMark, TimelineBase
+from quotatop.recording.store import Recording, RecordingError
 
 __all__ = ["IncidentMark", "ReplaySource"]
 
@@ -97,7 +97,7 @@ class ReplaySource(TimelineBase):
     # ---- helpers -------------------------------------------------------------------
     def incidents(self) -> list:  # type: ignore[type-arg]
         """Incidents over the recording (sampled evenly when it is long)."""
-        from incidents import detect_incidents
+        from quotatop.incidents import detect_incidents
 
         n = self.frames
         every = max(1, n // self._incidents_max_frames)

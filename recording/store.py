@@ -57,7 +57,7 @@ import zstandard
 from msgspec import Struct
 from msgspec.structs import astuple
 
-from collectors.model import Job, Node, Partition, QoS, Snapshot, Team
+from quotatop.collectors.model import Job, Node, Partition, QoS, Snapshot, Team
 
 FORMAT_NAME = "quotatop-recording"
 FORMAT_VERSION = 2

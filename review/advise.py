@@ -20,8 +20,8 @@ from typing import Any
 import msgspec
 from msgspec import Struct
 
-from collectors.model import Snapshot, Team
-from simulation.traces.model import Trace
+from quotatop.collectors.model import Snapshot, Team
+from quotatop.simulation.traces.model import Trace
 
 # Borrowing limits tried for every guarantee split: max = guarantee (no borrowing),
 # max = 1.5 × guarantee, and no max (borrow all the cohort's idle guarantee).
@@ -87,9 +87,9 @@ class Result(Struct, kw_only=True):
 
 def build_workload(trace: Trace, nodes: int, per_node: float, policy: str,
                    resolution: float) -> Workload:
-    """The trace as the core sees it (simulation.trace_simulate.core_inputs) under
+    """The trace as the core sees it (quotatop.simulation.trace_simulate.core_inputs) under
     ``policy`` with preemption on, so borrowed capacity is reclaimed."""
-    from simulation.trace_simulate import core_inputs, core_policy, members
+    from quotatop.simulation.trace_simulate import core_inputs, core_policy, members
 
     (res, cap), = trace.capacity.items()
     cluster, jobs = core_inputs(trace, nodes, per_node)
@@ -277,9 +277,9 @@ def cluster_for(wl: Workload, c: Candidate) -> Snapshot:
     return msgspec.structs.replace(wl.cluster, teams=teams)
 
 
-def simulate(wl: Workload, c: Candidate) -> Any:  # scheduler_core.types.SimResult
+def simulate(wl: Workload, c: Candidate) -> Any:  # quotatop.scheduler_core.types.SimResult
     """The core's SimResult for the candidate; ValueError from the core as is."""
-    import scheduler_core
+    from quotatop import scheduler_core
 
     payload = msgspec.msgpack.encode({"cluster": cluster_for(wl, c),
                                       "jobs": msgspec.Raw(wl.jobs)})

@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from collectors.errors import UserError
-from collectors.model import Snapshot
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Snapshot
 
 
 def recording_frames(path: str | Path) -> Iterator[Snapshot]:
     """Every frame of the recording at ``path``; a bad file is a one-line UserError."""
-    from recording.store import RecordingError, open_recording
+    from quotatop.recording.store import RecordingError, open_recording
 
     try:
         rec = open_recording(str(path))
@@ -30,7 +30,7 @@ def recording_frames(path: str | Path) -> Iterator[Snapshot]:
 
 def scenario_frames(scenario: Any) -> Iterator[Snapshot]:
     """Every frame the demo shows of ``scenario`` (a loaded scenario), once through."""
-    from simulation.scenario_source import ScenarioSource
+    from quotatop.simulation.scenario_source import ScenarioSource
 
     src = ScenarioSource(scenario, loop=False)
     for _ in range(src.total_steps):

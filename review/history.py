@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from collectors.model import (
+from quotatop.collectors.model import (
     ACTIVE_STATES,
     PENDING,
     PREEMPTED,
@@ -21,7 +21,7 @@ from collectors.model import (
     Snapshot,
     Team,
 )
-from review.report import JobRecord
+from quotatop.review.report import JobRecord
 
 
 class _Open(Struct, kw_only=True):

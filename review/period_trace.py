@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from collectors.errors import UserError
-from collectors.model import Node, Team
-from review.report import JobRecord, gpu_counts
-from simulation.traces.model import Trace, TraceJob, TraceNode
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Node, Team
+from quotatop.review.report import JobRecord, gpu_counts
+from quotatop.simulation.traces.model import Trace, TraceJob, TraceNode
 
 
 def _amount(alloc: dict[str, float], res: str) -> float:

@@ -28,8 +28,8 @@ from typing import Any
 import msgspec
 from msgspec import Struct
 
-from collectors.errors import UserError
-from collectors.model import Resources, Team
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Resources, Team
 
 REPORT_VERSION = 1
 LONGEST = 10  # how many of the longest waits each row lists

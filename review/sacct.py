@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import datetime as dt
 
-from collectors.model import PREEMPTED
-from collectors.slurm.errors import ParseError
-from collectors.slurm.json_decode import job_state
-from collectors.slurm.timestamps import parse_timestamp
-from collectors.slurm.tres import parse_tres
-from review.report import JobRecord
+from quotatop.collectors.model import PREEMPTED
+from quotatop.collectors.slurm.errors import ParseError
+from quotatop.collectors.slurm.json_decode import job_state
+from quotatop.collectors.slurm.timestamps import parse_timestamp
+from quotatop.collectors.slurm.tres import parse_tres
+from quotatop.review.report import JobRecord
 
 FIELDS = ("JobIDRaw", "Account", "User", "Partition", "QOS", "State", "Submit", "Start",
           "End", "ElapsedRaw", "AllocTRES", "NodeList")

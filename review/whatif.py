@@ -22,8 +22,8 @@ from typing import Any
 import msgspec
 from msgspec import Struct
 
-from collectors.errors import UserError
-from collectors.model import PENDING, Node, QoS, SchedulerConfig, Snapshot, Team
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import PENDING, Node, QoS, SchedulerConfig, Snapshot, Team
 
 WEIGHTS = ("age", "fairshare", "qos", "job_size", "partition", "assoc")
 MOVERS = 10  # jobs listed whose predicted start moves most
@@ -243,7 +243,7 @@ class Mover(Struct, kw_only=True):
 
 
 def _p90(xs: list[float]) -> float | None:
-    from review.report import percentile
+    from quotatop.review.report import percentile
 
     return percentile(xs, 0.9)
 
@@ -283,7 +283,7 @@ def compare(snap: Snapshot, before: dict[str, float | None],
 # ---- what an admin would run ----------------------------------------------------------
 
 def _tres(values: dict[str, float]) -> str:
-    from collectors.slurm.tres import format_tres
+    from quotatop.collectors.slurm.tres import format_tres
 
     return format_tres({k: (int(v) if v == int(v) else v) for k, v in values.items()})
 
@@ -415,8 +415,8 @@ def predicted_starts(snap: Snapshot, runtimes: str = "estimate",
                      horizon: float = 7 * 86400.0) -> dict[str, float | None]:
     """job id -> the core's predicted start (None beyond ``horizon``), with the policy
     of the snapshot's own scheduler. An inconsistent snapshot is a UserError."""
-    import scheduler_core
-    from scheduler_core.site import site_policy
+    from quotatop import scheduler_core
+    from quotatop.scheduler_core.site import site_policy
 
     policy = site_policy(snap, runtimes=runtimes)  # type: ignore[arg-type]
     try:

@@ -1,7 +1,7 @@
 """quotatop's scheduling core (Rust, via PyO3). See ``_core.pyi`` for the raw API.
 
 ``predict`` and ``simulate`` take msgpack (or model Structs, encoded here) and
-return typed msgspec Structs from ``scheduler_core.types``.
+return typed msgspec Structs from ``quotatop.scheduler_core.types``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import overload
 
 import msgspec
 
-from scheduler_core._core import (
+from quotatop.scheduler_core._core import (
     __version__,
     check_policy,
     fairshare_msgpack,
@@ -22,8 +22,8 @@ from scheduler_core._core import (
     simulate_msgpack,
     snapshot_stats,
 )
-from scheduler_core.policy import Policy, PriorityWeights, encode_policy
-from scheduler_core.types import (
+from quotatop.scheduler_core.policy import Policy, PriorityWeights, encode_policy
+from quotatop.scheduler_core.types import (
     Factors,
     FairShareRow,
     JobOutcome,

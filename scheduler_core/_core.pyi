@@ -11,7 +11,7 @@ def fifo_simulate(
 
 def predict_msgpack(snapshot: bytes, policy: bytes, horizon: float) -> bytes:
     """msgpack Snapshot + msgpack Policy -> msgpack list of Prediction arrays
-    (decode with scheduler_core.types.Prediction): job_id, state, start, end, nodes,
+    (decode with quotatop.scheduler_core.types.Prediction): job_id, state, start, end, nodes,
     reason, preempts, priority, factors, binding, runtime, runtime_basis (new fields
     are appended at the end). ValueError on bad input."""
 

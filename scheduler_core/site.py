@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from scheduler_core.policy import Policy, PriorityWeights
+from quotatop.scheduler_core.policy import Policy, PriorityWeights
 
 Runtimes = Literal["estimate", "limit"]
 

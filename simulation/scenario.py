@@ -14,8 +14,8 @@ from typing import Literal
 
 import msgspec
 
-from collectors.errors import UserError
-from collectors.files import read_toml
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.files import read_toml
 
 Policy = Literal["fifo", "multifactor"]
 
@@ -171,7 +171,7 @@ def _check_finite(p: Path, value: object, where: str) -> None:
 
 
 def _check_v2(p: Path, s: ScenarioV2) -> None:
-    from scheduler_core import Policy
+    from quotatop.scheduler_core import Policy
 
     def unique(kind: str, names: list[str]) -> set[str]:
         seen: set[str] = set()

@@ -18,8 +18,8 @@ from typing import NamedTuple
 
 import msgspec
 
-import scheduler_core
-from collectors.model import (
+from quotatop import scheduler_core
+from quotatop.collectors.model import (
     PENDING,
     RUNNING,
     SUSPENDED,
@@ -28,7 +28,7 @@ from collectors.model import (
     PriorityFactors,
     Snapshot,
 )
-from simulation.scenario import ScenarioV2
+from quotatop.simulation.scenario import ScenarioV2
 
 # Scenario second 0 is shown as this instant (Mon 2026-01-05 09:00 UTC), so
 # clocks and "earliest at 09:20" reasons read like a working day, deterministically.
@@ -100,7 +100,7 @@ class ScenarioPlayback:
     PREDICTED_KEPT = 8
 
     def __init__(self, scenario: ScenarioV2) -> None:
-        from simulation.simulate import v2_inputs
+        from quotatop.simulation.simulate import v2_inputs
 
         self.scenario = scenario
         self.cluster, self.jobs, self.policy = v2_inputs(scenario)

@@ -3,19 +3,19 @@ its timeline through the core and returns the snapshot after that step.
 
 A fifo (seed) scenario steps through its events; a v2 (multifactor) scenario
 is simulated once by the core and steps through frame times (every event time,
-plus a grid over quiet stretches), see ``simulation.scenario_playback``."""
+plus a grid over quiet stretches), see ``quotatop.simulation.scenario_playback``."""
 
 from __future__ import annotations
 
 import dataclasses
 import time
 
-from collectors.model import PENDING, RUNNING, Job, Node, Snapshot, Team
-from collectors.timeline_base import IncidentMark
-from simulation.scenario import Scenario, ScenarioV2
-from simulation.scenario_playback import EPOCH, ScenarioPlayback
-from simulation.scenario_timeline import ScenarioTimeline
-from simulation.simulate import fifo_steps
+from quotatop.collectors.model import PENDING, RUNNING, Job, Node, Snapshot, Team
+from quotatop.collectors.timeline_base import IncidentMark
+from quotatop.simulation.scenario import Scenario, ScenarioV2
+from quotatop.simulation.scenario_playback import EPOCH, ScenarioPlayback
+from quotatop.simulation.scenario_timeline import ScenarioTimeline
+from quotatop.simulation.simulate import fifo_steps
 
 
 class ScenarioSource:
@@ -75,7 +75,7 @@ class ScenarioSource:
         """The incidents the detectors find over the whole play (v2 only)."""
         if self.playback is None:
             return []
-        from incidents import detect_incidents
+        from quotatop.incidents import detect_incidents
 
         # One frame at a time, not the list of snapshots(): the detectors keep what
         # they need, and the whole play at once was ~100 MB at 8,000 jobs.

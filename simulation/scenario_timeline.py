@@ -5,17 +5,17 @@ incident marks come from the source: step numbers and none for the fifo seed,
 simulated instants and the detectors' incidents for a v2 scenario.
 
 A viewer gets it through the Collector protocol's ``as_timeline`` capability
-(collectors.base.driven_as_timeline), never by naming the scenario source."""
+(quotatop.collectors.base.driven_as_timeline), never by naming the scenario source."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from collectors.model import Snapshot
-from collectors.timeline_base import IncidentMark, TimelineBase
+from quotatop.collectors.model import Snapshot
+from quotatop.collectors.timeline_base import IncidentMark, TimelineBase
 
 if TYPE_CHECKING:  # the source makes its timeline (ScenarioSource.as_timeline)
-    from simulation.scenario_source import ScenarioSource
+    from quotatop.simulation.scenario_source import ScenarioSource
 
 
 class ScenarioTimeline(TimelineBase):

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 
 import msgspec
 
-import scheduler_core
-from collectors.errors import UserError
-from collectors.model import Node as ModelNode
-from collectors.model import QoS, Snapshot, Team
-from simulation.scenario import Amount, Scenario, ScenarioV2
+from quotatop import scheduler_core
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Node as ModelNode
+from quotatop.collectors.model import QoS, Snapshot, Team
+from quotatop.simulation.scenario import Amount, Scenario, ScenarioV2
 
 
 def _num(x: float) -> int | float:

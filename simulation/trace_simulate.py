@@ -19,11 +19,11 @@ import math
 import statistics
 from pathlib import Path
 
-from collectors.errors import UserError
-from collectors.gc_pause import gc_paused
-from collectors.model import Node, QoS, Snapshot, Team
-from simulation import DEMO_DATA
-from simulation.traces.model import MAX_NODES, Trace, TraceError, TraceJob
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.gc_pause import gc_paused
+from quotatop.collectors.model import Node, QoS, Snapshot, Team
+from quotatop.simulation import DEMO_DATA
+from quotatop.simulation.traces.model import MAX_NODES, Trace, TraceError, TraceJob
 
 POLICIES = ("fifo", "easy", "conservative", "multifactor", "recorded")
 BSLD_TAU = 10.0  # seconds: bounded slowdown ignores shorter run times
@@ -69,9 +69,9 @@ def resolve_trace(name: str, fmt: str | None) -> tuple[str, str] | None:
 def load_trace(path: str, fmt: str, *, gpus: float | None = None,
                team_by: str = "group", columns: str | None = None,
                nodes_file: str | None = None) -> Trace:
-    from simulation.traces.gpu_csv import load_gpu_csv, load_nodes, parse_columns
-    from simulation.traces.philly import load_philly
-    from simulation.traces.swf import load_swf
+    from quotatop.simulation.traces.gpu_csv import load_gpu_csv, load_nodes, parse_columns
+    from quotatop.simulation.traces.philly import load_philly
+    from quotatop.simulation.traces.swf import load_swf
 
     try:
         if fmt == "swf":
@@ -167,7 +167,7 @@ def core_inputs(trace: Trace, nodes: int, per_node: float) -> tuple[Snapshot, li
     ``nodes`` alike nodes of ``per_node``. A job of several workers is a gang, each
     worker asking its share. QoS classes become the snapshot's QoS (a spot class
     preempted by the others)."""
-    from scheduler_core import SimJob
+    from quotatop.scheduler_core import SimJob
 
     (res, _), = trace.capacity.items()
     if trace.nodes:
@@ -218,7 +218,7 @@ def core_policy(policy: str, resolution: float = 1.0,
     """``resolution``: seconds scheduling passes snap to (1: exact trace times;
     60: Slurm's sched_interval, fewer passes on a large trace). ``preemption``: a
     trace's QoS classes preempt (Alibaba's HP over Spot)."""
-    from scheduler_core import Policy, PriorityWeights
+    from quotatop.scheduler_core import Policy, PriorityWeights
 
     if policy == "multifactor":
         return Policy(bf_resolution=resolution)
@@ -234,7 +234,7 @@ def simulate_trace(trace: Trace, policy: str, *, nodes: int | None = None,
                    per_node: float | None = None,
                    resolution: float = 1.0):  # type: ignore[no-untyped-def]
     """The core's SimResult for the trace under ``policy``; UserError if it fails."""
-    import scheduler_core
+    from quotatop import scheduler_core
 
     n, per = cluster_shape(trace, nodes=nodes, per_node=per_node)
     with gc_paused():

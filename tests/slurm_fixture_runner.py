@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collectors.slurm import commands as cmd
-from collectors.slurm.runner import CommandError, Result, Runner
+from quotatop.collectors.slurm import commands as cmd
+from quotatop.collectors.slurm.runner import CommandError, Result, Runner
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "slurm"
 V2205 = FIXTURES / "22.05"

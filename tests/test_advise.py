@@ -18,8 +18,8 @@ import pytest
 
 from conftest import DEMO, skip_or_fail
 from quotatop.cli import main
-from review import advise as adv
-from simulation.trace_simulate import cluster_shape, load_trace
+from quotatop.review import advise as adv
+from quotatop.simulation.trace_simulate import cluster_shape, load_trace
 
 NASA = DEMO / "traces" / "NASA-iPSC-1993-3.1-cln.swf"
 SLICE_JOBS = 3000

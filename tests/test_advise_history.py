@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from collectors.errors import UserError
-from collectors.model import Node, Team
-from collectors.slurm.tres import parse_tres
 from quotatop.cli import main
-from review.period_trace import current_quotas, period_trace
-from review.report import JobRecord
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Node, Team
+from quotatop.collectors.slurm.tres import parse_tres
+from quotatop.review.period_trace import current_quotas, period_trace
+from quotatop.review.report import JobRecord
 from tests.harness import fixtures as _slurm_fixtures
 
 slurm_cluster = _slurm_fixtures.slurm_cluster

@@ -13,11 +13,16 @@ from pathlib import Path
 
 import pytest
 
-import collectors
+from quotatop import collectors
 from quotatop.cli import main
+from quotatop.simulation.trace_simulate import (
+    TRACE_DIR,
+    bundled_traces,
+    cluster_shape,
+    resolve_trace,
+)
+from quotatop.simulation.traces.swf import load_swf
 from quotatop.sources import DEMO_DATA
-from simulation.trace_simulate import TRACE_DIR, bundled_traces, cluster_shape, resolve_trace
-from simulation.traces.swf import load_swf
 
 ROOT = Path(__file__).resolve().parent.parent
 NASA = TRACE_DIR / "NASA-iPSC-1993-3.1-cln.swf"
@@ -34,16 +39,19 @@ def test_the_shipped_log_is_the_archives_file_unchanged() -> None:
 
 
 def test_demo_data_is_found_beside_the_packages_and_packaged_by_maturin() -> None:
-    # DEMO_DATA is <dir holding the packages>/demo_data: the repo root here, site-packages
-    # in a wheel, where maturin's `include` puts demo_data/ beside collectors/.
+    # DEMO_DATA is <dir holding the rooms>/demo_data: the repo root here (the rooms' links
+    # resolved), the package quotatop/ in a wheel, where maturin's `include` puts
+    # demo_data/ beside collectors/ (through the link quotatop/demo_data).
     assert Path(collectors.__file__).resolve().parent.parent / "demo_data" == DEMO_DATA
     assert TRACE_DIR == DEMO_DATA / "traces" and NASA.is_file()
     maturin = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["maturin"]
-    wanted = {"demo_data/traces/NASA-iPSC-1993-3.1-cln.swf", "demo_data/traces/README.md"}
+    wanted = {"quotatop/demo_data/traces/NASA-iPSC-1993-3.1-cln.swf",
+              "quotatop/demo_data/traces/README.md"}
     included = {f for pattern in maturin["include"]
                 for f in glob.glob(pattern, root_dir=ROOT, recursive=True)}
     assert wanted <= included
-    assert not any(fnmatch(f, x) for f in wanted for x in maturin.get("exclude", []))
+    excluded = [x if isinstance(x, str) else x["path"] for x in maturin.get("exclude", [])]
+    assert not any(fnmatch(f, x) for f in wanted for x in excluded)
 
 
 def test_bundled_names_resolve_to_the_file() -> None:

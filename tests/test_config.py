@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.errors import UserError
+from quotatop.collectors.errors import UserError
 from quotatop.config import Config, default_path, load_config, parse_config
 from quotatop.sources import open_source
 

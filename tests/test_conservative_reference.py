@@ -17,10 +17,10 @@ import msgspec
 import pytest
 from reference import core as ref
 
-import scheduler_core
-from collectors.model import Node, Snapshot
-from scheduler_core import Policy, PriorityWeights, SimJob
-from simulation.traces.swf import load_swf
+from quotatop import scheduler_core
+from quotatop.collectors.model import Node, Snapshot
+from quotatop.scheduler_core import Policy, PriorityWeights, SimJob
+from quotatop.simulation.traces.swf import load_swf
 
 LOG = Path(__file__).resolve().parents[1] / "demo_data" / "traces" / "NASA-iPSC-1993-3.1-cln.swf"
 NODES = 8

@@ -8,8 +8,8 @@ import time
 
 import msgspec
 
-import scheduler_core
-from collectors.model import Job, Node, Snapshot, Team
+from quotatop import scheduler_core
+from quotatop.collectors.model import Job, Node, Snapshot, Team
 
 NOW = 1.7e9
 

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-import scheduler_core
-from collectors.model import FairShare, Job, Node, Snapshot, Team
-from scheduler_core.policy import Policy
+from quotatop import scheduler_core
+from quotatop.collectors.model import FairShare, Job, Node, Snapshot, Team
+from quotatop.scheduler_core.policy import Policy
 
 
 def snap(teams: list[Team]) -> Snapshot:

@@ -5,9 +5,9 @@ runtime estimates, the new Prediction fields and configured preemption."""
 
 from __future__ import annotations
 
-import scheduler_core
-from collectors.model import Job, Limit, Node, Partition, QoS, Snapshot, Team
-from scheduler_core import Policy, PriorityWeights
+from quotatop import scheduler_core
+from quotatop.collectors.model import Job, Limit, Node, Partition, QoS, Snapshot, Team
+from quotatop.scheduler_core import Policy, PriorityWeights
 
 NOW = 1_000_000.0
 # Age only, over a long max_age: the queue is in submit order, no fair share.
@@ -244,7 +244,7 @@ def test_a_pass_delay_sees_ends_a_moment_apart_together() -> None:
 # --------------------------------------------------------------- 4. priorities
 
 def test_source_priority_orders_the_queue_and_its_factors_are_shown() -> None:
-    from collectors.model import PriorityFactors
+    from quotatop.collectors.model import PriorityFactors
     jobs = [running("r", 8, node="n0", ends=100), running("r1", 8, node="n1", ends=9000),
             pending("x", 8, age=100, priority=100.0,
                     factors=PriorityFactors(age=1.0, fairshare=99.0)),
@@ -351,7 +351,7 @@ def test_grace_time_delays_the_preemptor() -> None:
 def test_an_arriving_job_over_a_submit_limit_is_rejected_in_simulate() -> None:
     """MaxSubmitJobsPerUser=1: bob's first job (600 s) is queued or running while
     his second arrives at +10, so the second is rejected; alice's is not."""
-    from scheduler_core import SimJob
+    from quotatop.scheduler_core import SimJob
     cluster = Snapshot(taken_at=NOW, nodes=nodes(1),
                        limits=[Limit(scope="qos", owner="normal", per="user", submit=1)])
     jobs = [SimJob(id="b1", submit_time=NOW, duration=600, request={"gpu": 1}, user="bob"),
@@ -373,7 +373,7 @@ def test_fair_tree_is_ranked_again_as_running_jobs_add_usage() -> None:
     both pending jobs wait. By the recalculation at +60, u has added 64 × 60 = 3840
     of usage: v ranks first and its job (now 1500) starts at +100 before u's (1000).
     Without the recalculation (fairshare_period 0) u's job goes first."""
-    from collectors.model import ShareNode
+    from quotatop.collectors.model import ShareNode
 
     jobs = [Job(id="ru", user="u", team="a", state="running", nodes=["n0"],
                 request={"cpu": 64.0, "gpu": 8.0}, start_time=NOW - 10, time_limit=10_000),
@@ -459,8 +459,8 @@ def test_consecutive_on_equal_cpus_the_first_run_wins() -> None:
 
 
 def test_site_policy_picks_consecutive_for_cons_tres_only() -> None:
-    from collectors.slurm.sched_config import scheduler_config
-    from scheduler_core.site import site_policy
+    from quotatop.collectors.slurm.sched_config import scheduler_config
+    from quotatop.scheduler_core.site import site_policy
 
     base = {"SelectType": "select/cons_tres", "SelectTypeParameters": "CR_Core_Memory"}
     assert site_policy(Snapshot(scheduler=scheduler_config(base))).placement == "consecutive"

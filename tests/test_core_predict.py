@@ -9,8 +9,8 @@ import msgspec
 import pytest
 from reference import core as ref
 
-import scheduler_core
-from collectors.model import Job, Node, QoS, Snapshot, Team
+from quotatop import scheduler_core
+from quotatop.collectors.model import Job, Node, QoS, Snapshot, Team
 
 NOW = 14 * 3600.0  # 14:00 UTC on day 0
 
@@ -175,7 +175,7 @@ def test_bad_policy_and_garbage_bytes() -> None:
 
 
 def test_a_panic_in_the_core_surfaces_as_value_error() -> None:
-    from scheduler_core import _core
+    from quotatop.scheduler_core import _core
 
     with pytest.raises(ValueError, match="internal error in the scheduling core"):
         _core._panic_for_test()

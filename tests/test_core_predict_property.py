@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import core as ref
 
-import scheduler_core
-from collectors.model import Job, Node, QoS, Snapshot, Team
+from quotatop import scheduler_core
+from quotatop.collectors.model import Job, Node, QoS, Snapshot, Team
 
 NOW = 1000.0
 TYPES = ("h100", "a100")

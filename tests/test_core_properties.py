@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import core as ref
 
-import scheduler_core
-from collectors.model import Job, Node, QoS, Snapshot, Team
+from quotatop import scheduler_core
+from quotatop.collectors.model import Job, Node, QoS, Snapshot, Team
 
 POLICIES = st.fixed_dictionaries({
     "fairshare": st.sampled_from(["classic", "fair_tree"]),

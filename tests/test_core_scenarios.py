@@ -10,10 +10,10 @@ import msgspec
 import pytest
 from reference import core as ref
 
-import scheduler_core
 from conftest import DEMO
-from simulation.scenario import ScenarioV2, load_scenario
-from simulation.simulate import run_v2, v2_inputs
+from quotatop import scheduler_core
+from quotatop.simulation.scenario import ScenarioV2, load_scenario
+from quotatop.simulation.simulate import run_v2, v2_inputs
 
 
 def load(name: str) -> ScenarioV2:
@@ -154,7 +154,7 @@ def test_simulate_cli_prints_jsonl_events_and_metrics(quotatop_cmd: list[str]) -
 def gang_behind_small_jobs() -> tuple:
     """Made up: two 8-GPU nodes, half busy until 100 and 200; a gang of two
     whole-node members waits while 4-GPU jobs (150 s) keep arriving every 50 s."""
-    from collectors.model import Job, Node, Snapshot
+    from quotatop.collectors.model import Job, Node, Snapshot
 
     nodes = [Node(name=f"n{i}", capacity={"gpu": 8.0, "cpu": 64.0}) for i in range(2)]
     running = [Job(id=f"r{i}", team="t", state="running", request={"gpu": 4.0, "cpu": 8.0},

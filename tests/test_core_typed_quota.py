@@ -7,8 +7,8 @@ from __future__ import annotations
 import msgspec
 from reference import core as ref
 
-import scheduler_core
-from collectors.model import Job, Node, Snapshot, Team
+from quotatop import scheduler_core
+from quotatop.collectors.model import Job, Node, Snapshot, Team
 
 NOW = 14 * 3600.0
 

@@ -12,17 +12,17 @@ from tests_tui_helpers import loaded, screen_text
 from textual.widgets import DataTable, Static
 from tui_fixtures import FixedCollector
 
-from collectors.model import Snapshot
 from conftest import DEMO
-from incidents import detect_incidents
+from quotatop.collectors.model import Snapshot
+from quotatop.incidents import detect_incidents
+from quotatop.simulation.scenario import load_scenario
+from quotatop.simulation.scenario_playback import EPOCH
+from quotatop.simulation.scenario_source import ScenarioSource
 from quotatop.sources import DEFAULT_SCENARIO
-from simulation.scenario import load_scenario
-from simulation.scenario_playback import EPOCH
-from simulation.scenario_source import ScenarioSource
-from tui.app import QuotatopApp
-from tui.derive import reclaim_order, team_rows
-from tui.predictions import predict
-from tui.views.priority import has_fairshare
+from quotatop.tui.app import QuotatopApp
+from quotatop.tui.derive import reclaim_order, team_rows
+from quotatop.tui.predictions import predict
+from quotatop.tui.views.priority import has_fairshare
 
 # What each bundled scenario shows, filled, at some frame.
 TEACHES = {

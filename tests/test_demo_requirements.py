@@ -36,7 +36,7 @@ class Block(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, Block())
 from quotatop.cli import build_parser
 build_parser().parse_args([])
-import tui.app
+import quotatop.tui.app
 from quotatop.sources import SourceOptions, open_source
 snap = open_source("demo", SourceOptions()).collect()
 assert snap.teams and snap.jobs

@@ -12,14 +12,14 @@ import msgspec
 import pytest
 from textual.widgets import DataTable
 
-from collectors.model import PENDING, RUNNING, Snapshot
 from conftest import DEMO
-from incidents import Incident, detect_incidents
-from simulation.scenario import ScenarioV2, load_scenario
-from simulation.scenario_playback import EPOCH
-from simulation.scenario_source import ScenarioSource
-from simulation.scenario_timeline import ScenarioTimeline
-from tui.app import QuotatopApp
+from quotatop.collectors.model import PENDING, RUNNING, Snapshot
+from quotatop.incidents import Incident, detect_incidents
+from quotatop.simulation.scenario import ScenarioV2, load_scenario
+from quotatop.simulation.scenario_playback import EPOCH
+from quotatop.simulation.scenario_source import ScenarioSource
+from quotatop.simulation.scenario_timeline import ScenarioTimeline
+from quotatop.tui.app import QuotatopApp
 
 SCENARIOS = ["tour", "split_60_30_10", "qos_preemption", "starvation_aging", "queue_storm",
              "queue_storm_maxsubmit", "overcommit", "fragmentation"]

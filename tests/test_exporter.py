@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from collectors.model import PENDING, RUNNING, Snapshot, Team
 from conftest import DEMO, ROOT, skip_or_fail
 from harness.prometheus_server import ComponentUnavailable, PrometheusServer, free_port
-from incidents import KINDS, IncidentMonitor
 from quotatop.cli import build_parser
+from quotatop.collectors.model import PENDING, RUNNING, Snapshot, Team
 from quotatop.commands.exporter import Exporter, build, serve
 from quotatop.commands.predict import predict_snapshot
+from quotatop.incidents import KINDS, IncidentMonitor
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 

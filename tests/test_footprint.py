@@ -11,9 +11,9 @@ import psutil
 from tests_tui_helpers import loaded, screen_text
 from tui_fixtures import FixedCollector, frozen_clock
 
-from collectors.footprint import Footprint, FootprintMeter
 from quotatop import tui_launch
-from tui.app import QuotatopApp
+from quotatop.collectors.footprint import Footprint, FootprintMeter
+from quotatop.tui.app import QuotatopApp
 
 
 def test_the_meter_reads_this_process() -> None:
@@ -59,7 +59,7 @@ async def test_without_a_meter_nothing_is_said() -> None:
 
 
 def test_the_cli_gives_the_app_a_meter(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import tui.app
+    import quotatop.tui.app
 
     made: list[dict] = []
 
@@ -71,7 +71,7 @@ def test_the_cli_gives_the_app_a_meter(tmp_path, monkeypatch) -> None:  # type: 
             pass
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # no config file: every default
-    monkeypatch.setattr(tui.app, "QuotatopApp", Recorder)
+    monkeypatch.setattr(quotatop.tui.app, "QuotatopApp", Recorder)
     args = argparse.Namespace(source=None, refresh=None, config=None, scenario=None)
     assert tui_launch.run_tui(args) == 0
     meter = made[0]["footprint"]

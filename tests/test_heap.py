@@ -10,7 +10,7 @@ import platform
 import psutil
 import pytest
 
-from tui import heap
+from quotatop.tui import heap
 
 GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
 
@@ -51,8 +51,8 @@ def test_without_the_call_nothing_happens(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_the_predict_worker_gives_the_heap_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tui.session as session_module
-    from tui.session import Predicted, Session
+    import quotatop.tui.session as session_module
+    from quotatop.tui.session import Predicted, Session
 
     calls: list[str] = []
     monkeypatch.setattr(session_module, "predict_taken", lambda box: calls.append("predict") or "P")

@@ -17,14 +17,13 @@ from pathlib import Path
 import pytest
 from faults.fake_prometheus import MALFORMED, FakePrometheus
 
-from collectors.errors import UserError
-from collectors.k8s.quantity import parse_quantity
-from collectors.model import Snapshot, Team
-from collectors.prometheus_source import PrometheusCollector, PrometheusConfig
 from quotatop.cli import main
-from quotatop.sources import SourceOptions, open_source
-from recording.replay_source import ReplaySource
-from recording.store import (
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.k8s.quantity import parse_quantity
+from quotatop.collectors.model import Snapshot, Team
+from quotatop.collectors.prometheus_source import PrometheusCollector, PrometheusConfig
+from quotatop.recording.replay_source import ReplaySource
+from quotatop.recording.store import (
     APPLICATION_ID,
     FORMAT_VERSION,
     Recorder,
@@ -32,8 +31,9 @@ from recording.store import (
     RecordingError,
     parse_duration,
 )
-from simulation.traces.gpu_csv import load_gpu_csv
-from simulation.traces.swf import load_swf
+from quotatop.simulation.traces.gpu_csv import load_gpu_csv
+from quotatop.simulation.traces.swf import load_swf
+from quotatop.sources import SourceOptions, open_source
 
 ROOT = Path(__file__).resolve().parent.parent
 SWF_JOB = "1 0 0 100 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 -1"
@@ -383,7 +383,7 @@ def test_malformed_kubeconfig_is_one_source_error_naming_the_file(
     assert f"kubeconfig {path}:" in line
     assert "does not support item assignment" not in line
     # Through $KUBECONFIG, as the TUI's live source: a stale snapshot with the same reason.
-    from collectors.k8s.collector import KubernetesCollector, KubernetesConfig
+    from quotatop.collectors.k8s.collector import KubernetesCollector, KubernetesConfig
 
     monkeypatch.setenv("KUBECONFIG", str(path))
     col = KubernetesCollector(KubernetesConfig(connect_timeout=2))

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from collectors.model import PENDING, RUNNING, Job, Node, Snapshot, Team
-from incidents import IncidentConfig, detect_incidents
-from incidents.config import QueueStormConfig
+from quotatop.collectors.model import PENDING, RUNNING, Job, Node, Snapshot, Team
+from quotatop.incidents import IncidentConfig, detect_incidents
+from quotatop.incidents.config import QueueStormConfig
 
 
 def nodes(n: int, used: list[float] | None = None) -> list[Node]:
@@ -173,7 +173,7 @@ def test_closed_queue_storm_keeps_its_peak_not_its_last_frame() -> None:
 
 
 def test_starvation_reports_the_worst_aging_needed_with_its_time() -> None:
-    from incidents import IncidentMonitor
+    from quotatop.incidents import IncidentMonitor
 
     mon = IncidentMonitor()
     needs = []
@@ -193,7 +193,7 @@ def test_starvation_reports_the_worst_aging_needed_with_its_time() -> None:
 
 
 def test_monitor_restarts_on_a_backwards_jump() -> None:
-    from incidents import IncidentMonitor
+    from quotatop.incidents import IncidentMonitor
 
     seq = storm_sequence()
     mon = IncidentMonitor(STORM_CFG)
@@ -215,11 +215,11 @@ def test_monitor_restarts_on_a_backwards_jump() -> None:
 
 def test_looping_demo_clock_moves_on_and_incidents_fire_every_pass() -> None:
     from conftest import DEMO
-    from incidents import IncidentMonitor
-    from simulation.scenario import load_scenario
-    from simulation.scenario_playback import LOOP_GAP
-    from simulation.scenario_source import ScenarioSource
-    from tui.live_incidents import LiveIncidents
+    from quotatop.incidents import IncidentMonitor
+    from quotatop.simulation.scenario import load_scenario
+    from quotatop.simulation.scenario_playback import LOOP_GAP
+    from quotatop.simulation.scenario_source import ScenarioSource
+    from quotatop.tui.live_incidents import LiveIncidents
 
     source = ScenarioSource(load_scenario(DEMO / "queue_storm.toml"), loop=True)
     assert source.playback is not None
@@ -253,9 +253,9 @@ def test_looping_demo_clock_moves_on_and_incidents_fire_every_pass() -> None:
 def test_overcommit_counts_an_account_tree_once() -> None:
     """org (max 64 GPUs) holds a and b (max 40 each) on 64 GPUs: the children's caps lie
     within org's, so nothing is over-committed; two roots of 40 would be."""
-    from collectors.model import Node, Snapshot, Team
-    from incidents.config import OvercommitConfig
-    from incidents.overcommit import OvercommitDetector
+    from quotatop.collectors.model import Node, Snapshot, Team
+    from quotatop.incidents.config import OvercommitConfig
+    from quotatop.incidents.overcommit import OvercommitDetector
 
     nodes = [Node(name=f"n{i}", capacity={"gpu": 8.0}) for i in range(8)]
 

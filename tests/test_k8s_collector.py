@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from collectors.k8s.collector import KubernetesCollector, KubernetesConfig
-from collectors.k8s.pods import pod_requests, qos_class
-from collectors.k8s.quantity import convert, parse_quantity
-from collectors.model import Snapshot, to_json
 from harness.fixtures_k8s_prom import kube_api  # noqa: F401  (pytest fixture)
 from harness.kube_apiserver import PENDING_MESSAGE, KubeAPIServer, seed
+from quotatop.collectors.k8s.collector import KubernetesCollector, KubernetesConfig
+from quotatop.collectors.k8s.pods import pod_requests, qos_class
+from quotatop.collectors.k8s.quantity import convert, parse_quantity
+from quotatop.collectors.model import Snapshot, to_json
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "test-token-for-quotatop"
@@ -240,8 +240,8 @@ def test_namespace_flag_shows_those_namespaces_and_the_rest_of_a_queue_as_unseen
 
 
 def test_usage_the_status_states_beyond_the_listed_workloads_is_unseen() -> None:
-    from collectors.k8s.kueue import fill_unseen_usage
-    from collectors.model import Job, Team
+    from quotatop.collectors.k8s.kueue import fill_unseen_usage
+    from quotatop.collectors.model import Job, Team
 
     cq = Team(name="cq", usage={"gpu": 24.0, "gpu:h100": 24.0, "cpu": 10.0})
     ns = Team(name="ns", usage={"gpu": 99.0})  # a ResourceQuota's count: not Kueue's
@@ -432,7 +432,7 @@ def test_unknown_kueue_version_is_reported(tmp_path: Path) -> None:
 
 def test_module_import_pulls_in_neither_client_nor_textual() -> None:
     code = (
-        "import sys, collectors.k8s.collector\n"
+        "import sys, quotatop.collectors.k8s.collector\n"
         "bad = [m for m in ('kubernetes', 'textual', 'urllib3') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from collectors.k8s.collector import KubernetesCollector, KubernetesConfig
-from collectors.k8s.kueue import cluster_queue_to_team, workload_to_job
-from collectors.model import Snapshot
 from harness import kueue_api
 from harness.kube_apiserver import KubeAPIServer, seed, seed_objects
+from quotatop.collectors.k8s.collector import KubernetesCollector, KubernetesConfig
+from quotatop.collectors.k8s.kueue import cluster_queue_to_team, workload_to_job
+from quotatop.collectors.model import Snapshot
 
 pytest.importorskip("kubernetes")
 
@@ -269,8 +269,8 @@ def test_predictions_start_from_the_stated_positions(server_factory, tmp_path: P
     is a team too: the core refuses a parent it does not know.)"""
     import msgspec
 
-    import scheduler_core
-    from scheduler_core.site import site_policy
+    from quotatop import scheduler_core
+    from quotatop.scheduler_core.site import site_policy
 
     snap = collect(server_factory(), tmp_path)
     # The seeded a100 nodes are drained or down; back up, they can run cq-nlp's queue.

@@ -26,13 +26,13 @@ from pathlib import Path
 import pytest
 from tests_tui_helpers import loaded, screen_text
 
-from collectors.errors import UserError
 from quotatop.cli import build_parser, main
+from quotatop.collectors.errors import UserError
 from quotatop.config import parse_config
+from quotatop.recording.live_source import LiveSource
+from quotatop.recording.store import Recording
 from quotatop.sources import SourceOptions, open_source
 from quotatop.tui_launch import resolve
-from recording.live_source import LiveSource
-from recording.store import Recording
 from tests.harness import fixtures as _slurm_fixtures
 from tests.harness import sdiag
 from tests.harness.slurm_cluster import SlurmCluster
@@ -249,7 +249,7 @@ def test_a_stopped_poller_is_stale_at_once_by_its_pid_file(writer: Writer) -> No
 
 async def test_the_tui_shows_the_stale_poller_banner_over_the_last_data(
         writer: Writer) -> None:
-    from tui.app import QuotatopApp
+    from quotatop.tui.app import QuotatopApp
 
     writer.stop()
     src = LiveSource(writer.path, pidfile=writer.pidfile, refresh=0.1)
@@ -411,7 +411,7 @@ def test_ten_live_viewers_add_no_rpc_to_slurmctld(slurm_cluster: SlurmCluster) -
 
 def test_a_file_that_cannot_be_read_mid_run_keeps_the_last_frame(
         writer: Writer, monkeypatch: pytest.MonkeyPatch) -> None:
-    from recording.store import RecordingError
+    from quotatop.recording.store import RecordingError
 
     src = LiveSource(writer.path, pidfile=writer.pidfile, refresh=0.1)
     try:

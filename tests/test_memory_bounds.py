@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import msgspec
 
-from collectors.model import Job, Snapshot
 from conftest import DEMO
-from incidents import IncidentMonitor, detect_incidents
-from incidents.episodes import Episodes
-from simulation.scenario import ScenarioV2, load_scenario
-from simulation.scenario_playback import ScenarioPlayback
-from simulation.scenario_source import ScenarioSource
-from tui.live_incidents import KEEP_CLOSED, LiveIncidents
+from quotatop.collectors.model import Job, Snapshot
+from quotatop.incidents import IncidentMonitor, detect_incidents
+from quotatop.incidents.episodes import Episodes
+from quotatop.simulation.scenario import ScenarioV2, load_scenario
+from quotatop.simulation.scenario_playback import ScenarioPlayback
+from quotatop.simulation.scenario_source import ScenarioSource
+from quotatop.tui.live_incidents import KEEP_CLOSED, LiveIncidents
 
 
 def _v2(name: str) -> ScenarioV2:
@@ -101,8 +101,8 @@ def test_forget_closed_keeps_the_open_ones() -> None:
 def test_the_charts_keep_a_bounded_history() -> None:
     """The TUI adds one chart sample per frame for ever (a looping demo): at most
     chart_data.KEEP are kept, a frame shown again replacing its own."""
-    from tui.chart_data import KEEP, ChartHistory, sample_of
-    from tui.derive import derive
+    from quotatop.tui.chart_data import KEEP, ChartHistory, sample_of
+    from quotatop.tui.derive import derive
 
     source = ScenarioSource(_v2("queue_storm.toml"), loop=True)
     history = ChartHistory(keep=2 * source.total_steps)

@@ -5,8 +5,17 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-import scheduler_core
-from collectors.model import Job, Node, Snapshot, Team, from_json, from_msgpack, to_json, to_msgpack
+from quotatop import scheduler_core
+from quotatop.collectors.model import (
+    Job,
+    Node,
+    Snapshot,
+    Team,
+    from_json,
+    from_msgpack,
+    to_json,
+    to_msgpack,
+)
 
 resources = st.dictionaries(st.sampled_from(["cpu", "memory", "gpu", "gpu:h100", "gpu:a100"]),
                             st.floats(min_value=0, max_value=1e6, allow_nan=False), max_size=5)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from collectors.model import Job, Node, Partition, SchedulerConfig, Snapshot, Team
 from quotatop.cli import main
+from quotatop.collectors.model import Job, Node, Partition, SchedulerConfig, Snapshot, Team
 from quotatop.commands.predict import CSV_FIELDS
-from recording.store import Recorder
+from quotatop.recording.store import Recorder
 
 T = 1_800_000_000.0
 

@@ -15,14 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from collectors.model import Snapshot, to_json
-from collectors.prometheus_source import (
-    PrometheusCollector,
-    PrometheusConfig,
-    allocation_vs_utilization,
-    find_underused,
-    redact_url,
-)
 from harness.fixtures_k8s_prom import (  # noqa: F401  (pytest fixtures)
     BASIC_AUTH,
     prometheus_server,
@@ -30,6 +22,14 @@ from harness.fixtures_k8s_prom import (  # noqa: F401  (pytest fixtures)
 )
 from harness.prometheus_server import PrometheusServer, free_port
 from harness.team_exporter import KUEUE, QUOTAS, expected
+from quotatop.collectors.model import Snapshot, to_json
+from quotatop.collectors.prometheus_source import (
+    PrometheusCollector,
+    PrometheusConfig,
+    allocation_vs_utilization,
+    find_underused,
+    redact_url,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -337,7 +337,7 @@ def test_redact_url_drops_userinfo() -> None:
 
 def test_module_import_pulls_in_neither_client_nor_textual() -> None:
     code = (
-        "import sys, collectors.prometheus_source\n"
+        "import sys, quotatop.collectors.prometheus_source\n"
         "bad = [m for m in ('prometheus_api_client', 'requests', 'textual') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )

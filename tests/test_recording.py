@@ -15,9 +15,17 @@ import msgspec
 import pytest
 import zstandard
 
-from collectors.model import RUNNING, Job, Node, PriorityFactors, Snapshot, Team, to_msgpack
 from quotatop.cli import main
-from recording.store import (
+from quotatop.collectors.model import (
+    RUNNING,
+    Job,
+    Node,
+    PriorityFactors,
+    Snapshot,
+    Team,
+    to_msgpack,
+)
+from quotatop.recording.store import (
     FORMAT_VERSION,
     TRAIN_AFTER,
     Recorder,
@@ -204,8 +212,8 @@ def test_corrupt_frame_blob_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
 _WRITER = """
 import sys
 sys.path.insert(0, {root!r})
-from collectors.model import Job, Snapshot
-from recording.store import Recorder
+from quotatop.collectors.model import Job, Snapshot
+from quotatop.recording.store import Recorder
 rec = Recorder(sys.argv[1], keyframe_every=25).start()
 i = 0
 while True:
@@ -463,7 +471,7 @@ def test_bounded_delta_gives_up_on_unlike_snapshots_only() -> None:
 
 def test_big_deltas_compressed_at_the_keyframe_level_round_trip(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import recording.store as recording
+    import quotatop.recording.store as recording
 
     monkeypatch.setattr(recording, "_BIG_DELTA", 1)  # every delta takes the big path
     snaps = _busy(TRAIN_AFTER + 8)
@@ -479,7 +487,7 @@ def test_big_deltas_compressed_at_the_keyframe_level_round_trip(
 
 def test_frames_that_would_make_a_group_costly_to_seek_are_keyframes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import recording.store as recording
+    import quotatop.recording.store as recording
 
     snaps = _busy(40)  # frames 9, 19, 29, 39 raise every priority: ~240 column entries
     small = tmp_path / "small.qtrec"

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from collectors.model import Snapshot
 from quotatop.cli import main
-from recording.replay_source import ReplaySource
-from recording.store import Recorder
-from tui.timeline_protocol import TimelineControl, timeline_of
+from quotatop.collectors.model import Snapshot
+from quotatop.recording.replay_source import ReplaySource
+from quotatop.recording.store import Recorder
+from quotatop.tui.timeline_protocol import TimelineControl, timeline_of
 
 
 class Clock:

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from collectors.errors import UserError
-from collectors.model import Team
-from collectors.slurm.tres import parse_tres
 from quotatop.cli import main
-from recording.store import Recorder
-from review.report import JobRecord, Prices, build_report, parse_prices, percentile
-from simulation.scenario import load_scenario
-from simulation.scenario_source import ScenarioSource
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Team
+from quotatop.collectors.slurm.tres import parse_tres
+from quotatop.recording.store import Recorder
+from quotatop.review.report import JobRecord, Prices, build_report, parse_prices, percentile
+from quotatop.simulation.scenario import load_scenario
+from quotatop.simulation.scenario_source import ScenarioSource
 from tests.harness import fixtures as _slurm_fixtures
 
 # The same fixtures as tests/test_slurm_live.py: one cluster per session.

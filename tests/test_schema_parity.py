@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import scheduler_core
-from collectors import model
+from quotatop import scheduler_core
+from quotatop.collectors import model
 
 WIRE = Path(__file__).resolve().parents[1] / "scheduler_core" / "src" / "wire.rs"
 

@@ -16,14 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from slurm_fixture_runner import FILES, V2205, FixtureRunner
 
-from collectors.base import Collector
-from collectors.errors import UserError
-from collectors.model import from_json
-from collectors.slurm import commands as cmd
-from collectors.slurm.collector import SlurmCollector
-from collectors.slurm.mapping import NO_GUARANTEE
-from collectors.slurm.runner import CommandError
-from review.sacct import sacct_argv
+from quotatop.collectors.base import Collector
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import from_json
+from quotatop.collectors.slurm import commands as cmd
+from quotatop.collectors.slurm.collector import SlurmCollector
+from quotatop.collectors.slurm.mapping import NO_GUARANTEE
+from quotatop.collectors.slurm.runner import CommandError
+from quotatop.review.sacct import sacct_argv
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -22,14 +22,14 @@ import psutil
 import pytest
 from slurm_fixture_runner import FixtureRunner
 
-from collectors.model import to_msgpack
-from collectors.slurm import commands as cmd
-from collectors.slurm import runner as runner_mod
-from collectors.slurm.collector import SlurmCollector
-from collectors.slurm.errors import ParseError
-from collectors.slurm.runner import CommandError, Runner
-from collectors.slurm.sacctmgr import parse_qos
-from collectors.slurm.table import to_int
+from quotatop.collectors.model import to_msgpack
+from quotatop.collectors.slurm import commands as cmd
+from quotatop.collectors.slurm import runner as runner_mod
+from quotatop.collectors.slurm.collector import SlurmCollector
+from quotatop.collectors.slurm.errors import ParseError
+from quotatop.collectors.slurm.runner import CommandError, Runner
+from quotatop.collectors.slurm.sacctmgr import parse_qos
+from quotatop.collectors.slurm.table import to_int
 
 ROOT = Path(__file__).resolve().parent.parent
 SLURM = ("squeue", "sinfo", "sprio", "sshare", "sacctmgr", "scontrol", "sacct")
@@ -180,8 +180,8 @@ def test_each_command_runs_in_its_own_session(tmp_path: Path) -> None:
 _CHILD = """
 import signal, sys, threading
 before = signal.getsignal(signal.SIGHUP)
-from collectors.slurm import commands as cmd
-from collectors.slurm.runner import Runner
+from quotatop.collectors.slurm import commands as cmd
+from quotatop.collectors.slurm.runner import Runner
 assert signal.getsignal(signal.SIGHUP) == before, "a handler installed at import"
 r = Runner(timeout=120)
 t = threading.Thread(target=r.run, args=("squeue", cmd.SQUEUE_JSON), daemon=True)
@@ -193,7 +193,7 @@ if sys.argv[1] == "exit":
         time.sleep(0.05)
     time.sleep(0.5)
     sys.exit(0)
-from collectors import procgroups
+from quotatop.collectors import procgroups
 with procgroups.killing_on_signals():
     t.join()
 """
@@ -320,7 +320,7 @@ def test_run_many_over_ssh_is_one_batchmode_ssh_per_command(tmp_path: Path) -> N
 
 
 def test_a_round_never_starts_anything_outside_the_allowlist(tmp_path: Path) -> None:
-    from collectors.slurm.runner import NotAllowed
+    from quotatop.collectors.slurm.runner import NotAllowed
 
     _script(tmp_path, "squeue", f"touch {tmp_path / 'ran'}\n")
     runner = Runner(env=_env(tmp_path))

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors.slurm.errors import ParseError
-from collectors.slurm.json_decode import decode_sacct, decode_sinfo, decode_squeue
+from quotatop.collectors.slurm.errors import ParseError
+from quotatop.collectors.slurm.json_decode import decode_sacct, decode_sinfo, decode_squeue
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "slurm"
 V2205 = FIX / "22.05"

@@ -1,4 +1,4 @@
-"""The native key pruner (json_prune/, built into scheduler_core._core) in front of
+"""The native key pruner (json_prune/, built into quotatop.scheduler_core._core) in front of
 squeue --json decoding: the build the tests run against carries it, and whatever it is
 given, decode_squeue answers exactly as it does without it — the same jobs, or the same
 one-line error about the original bytes."""
@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors.slurm import json_decode
-from collectors.slurm.errors import ParseError, SlurmReportedError
-from collectors.slurm.json_decode import decode_squeue
 from conftest import skip_or_fail
+from quotatop.collectors.slurm import json_decode
+from quotatop.collectors.slurm.errors import ParseError, SlurmReportedError
+from quotatop.collectors.slurm.json_decode import decode_squeue
 
 FIXTURES = Path(__file__).parent / "fixtures" / "slurm"
 SQUEUE = sorted(
@@ -31,7 +31,7 @@ MISSING = "the core was built without the native pruner (pip install . / make bu
 
 
 def _native_prune() -> Prune:
-    import scheduler_core._core as core
+    import quotatop.scheduler_core._core as core
 
     prune = getattr(core, "prune_json_keys", None)
     if prune is None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.slurm.json_decode import decode_sacct, decode_sinfo, decode_squeue
+from quotatop.collectors.slurm.json_decode import decode_sacct, decode_sinfo, decode_squeue
 
 NEWER = Path(__file__).resolve().parent / "fixtures" / "slurm" / "23.02+"
 

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from collectors.model import Snapshot
-from collectors.slurm.collector import SlurmCollector
-from collectors.slurm.gres import parse_gres
-from collectors.slurm.runner import Runner
-from collectors.slurm.tres import parse_tres
+from quotatop.collectors.model import Snapshot
+from quotatop.collectors.slurm.collector import SlurmCollector
+from quotatop.collectors.slurm.gres import parse_gres
+from quotatop.collectors.slurm.runner import Runner
+from quotatop.collectors.slurm.tres import parse_tres
 from tests.harness import fixtures as _slurm_fixtures
 from tests.harness.slurm_cluster import NODE_NAMES, SlurmCluster, Workload
 

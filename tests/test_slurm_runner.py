@@ -12,8 +12,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from collectors.slurm import commands as cmd
-from collectors.slurm.runner import CommandError, NotAllowed, Runner, check_argv
+from quotatop.collectors.slurm import commands as cmd
+from quotatop.collectors.slurm.runner import CommandError, NotAllowed, Runner, check_argv
 
 ALL_COMMANDS = [v for k, v in vars(cmd).items() if k.isupper() and isinstance(v, list)]
 

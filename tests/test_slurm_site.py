@@ -14,14 +14,26 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from slurm_fixture_runner import V2205, FixtureRunner
 
-from collectors.model import COMPLETED, PENDING, RUNNING, TERMINAL_STATES, Job, PriorityFactors
-from collectors.slurm import limits as lim
-from collectors.slurm import mapping, sacctmgr, scontrol
-from collectors.slurm.collector import SlurmCollector
-from collectors.slurm.json_decode import decode_sacct, decode_sinfo, decode_squeue, job_state
-from collectors.slurm.runtimes import with_runtime_estimates
-from collectors.slurm.sched_config import scheduler_config
-from collectors.slurm.sprio import SprioRow
+from quotatop.collectors.model import (
+    COMPLETED,
+    PENDING,
+    RUNNING,
+    TERMINAL_STATES,
+    Job,
+    PriorityFactors,
+)
+from quotatop.collectors.slurm import limits as lim
+from quotatop.collectors.slurm import mapping, sacctmgr, scontrol
+from quotatop.collectors.slurm.collector import SlurmCollector
+from quotatop.collectors.slurm.json_decode import (
+    decode_sacct,
+    decode_sinfo,
+    decode_squeue,
+    job_state,
+)
+from quotatop.collectors.slurm.runtimes import with_runtime_estimates
+from quotatop.collectors.slurm.sched_config import scheduler_config
+from quotatop.collectors.slurm.sprio import SprioRow
 
 NEWER = V2205.parent / "23.02+"
 
@@ -413,7 +425,7 @@ def test_node_features_in_every_sinfo_form() -> None:
 
 
 def test_text_squeue_feature_and_oversubscribe() -> None:
-    from collectors.slurm.squeue_text import FIELDS, parse_squeue_text
+    from quotatop.collectors.slurm.squeue_text import FIELDS, parse_squeue_text
 
     row = {f: "" for f in FIELDS}
     row.update(

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from collectors.model import PENDING, Snapshot
-from collectors.slurm.collector import SlurmCollector
-from collectors.slurm.json_decode import decode_sinfo
-from collectors.slurm.runner import Runner
+from quotatop.collectors.model import PENDING, Snapshot
+from quotatop.collectors.slurm.collector import SlurmCollector
+from quotatop.collectors.slurm.json_decode import decode_sinfo
+from quotatop.collectors.slurm.runner import Runner
 from tests.harness import fixtures as _slurm_fixtures
 from tests.harness.slurm_cluster import GPU_TYPE, NODE_FABRIC, NODE_NAMES, SlurmCluster, Workload
 

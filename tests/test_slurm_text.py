@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.slurm import sacctmgr, scontrol, sprio, squeue_text, sshare
-from collectors.slurm.errors import ParseError
+from quotatop.collectors.slurm import sacctmgr, scontrol, sprio, squeue_text, sshare
+from quotatop.collectors.slurm.errors import ParseError
 
 V2205 = Path(__file__).resolve().parent / "fixtures" / "slurm" / "22.05"
 

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collectors.slurm.durations import format_duration, parse_duration
-from collectors.slurm.errors import ParseError
-from collectors.slurm.gres import Gres, format_gres, parse_gres
-from collectors.slurm.hostlist import compress_hostlist, expand_hostlist
-from collectors.slurm.timestamps import format_timestamp, parse_timestamp
-from collectors.slurm.tres import format_tres, parse_tres
+from quotatop.collectors.slurm.durations import format_duration, parse_duration
+from quotatop.collectors.slurm.errors import ParseError
+from quotatop.collectors.slurm.gres import Gres, format_gres, parse_gres
+from quotatop.collectors.slurm.hostlist import compress_hostlist, expand_hostlist
+from quotatop.collectors.slurm.timestamps import format_timestamp, parse_timestamp
+from quotatop.collectors.slurm.tres import format_tres, parse_tres
 
 FEW = settings(max_examples=150, deadline=None)
 JUNK = st.text(alphabet=st.characters(codec="utf-8"), max_size=40) | st.text(

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from collectors.errors import UserError
 from harness.fixtures_k8s_prom import kube_api, prometheus_server  # noqa: F401  (fixtures)
 from harness.kube_apiserver import KubeAPIServer
 from harness.prometheus_server import PrometheusServer
 from harness.team_exporter import QUOTAS
+from quotatop.collectors.errors import UserError
 from quotatop.sources import (
     DEFAULT_SCENARIO,
     SOURCES,
@@ -27,9 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_import_pulls_in_no_backend() -> None:
     code = (
         "import sys, quotatop.sources\n"
-        "heavy = ['kubernetes', 'prometheus_api_client', 'textual', 'collectors.slurm',"
-        " 'collectors.k8s.collector', 'collectors.prometheus_source',"
-        " 'recording.replay_source', 'simulation.scenario_source']\n"
+        "heavy = ['kubernetes', 'prometheus_api_client', 'textual',"
+        " 'quotatop.collectors.slurm', 'quotatop.collectors.k8s.collector',"
+        " 'quotatop.collectors.prometheus_source', 'quotatop.recording.replay_source',"
+        " 'quotatop.simulation.scenario_source']\n"
         "print(','.join(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run(

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from quotatop.cli import main
-from simulation.trace_simulate import job_outcomes, load_trace, simulate_trace
-from simulation.traces.gpu_csv import load_gpu_csv, load_nodes
-from simulation.traces.model import TraceError
-from simulation.traces.philly import load_philly
-from simulation.traces.swf import load_swf
+from quotatop.simulation.trace_simulate import job_outcomes, load_trace, simulate_trace
+from quotatop.simulation.traces.gpu_csv import load_gpu_csv, load_nodes
+from quotatop.simulation.traces.model import TraceError
+from quotatop.simulation.traces.philly import load_philly
+from quotatop.simulation.traces.swf import load_swf
 
 # Made up, in the Helios/Venus cluster_log.csv layout (with its duration and queue).
 HELIOS = ("job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,"

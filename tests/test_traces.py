@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 
-import scheduler_core
-from quotatop import __version__
+from quotatop import __version__, scheduler_core
 from quotatop.cli import main
-from recording.store import Recording
-from simulation.trace_simulate import cluster_shape, core_metrics, metrics, simulate_trace
-from simulation.traces.gpu_csv import load_gpu_csv
-from simulation.traces.model import TraceError
-from simulation.traces.swf import load_swf
+from quotatop.recording.store import Recording
+from quotatop.simulation.trace_simulate import cluster_shape, core_metrics, metrics, simulate_trace
+from quotatop.simulation.traces.gpu_csv import load_gpu_csv
+from quotatop.simulation.traces.model import TraceError
+from quotatop.simulation.traces.swf import load_swf
 
 # Made up for these tests, in the SWF layout; not from any real system.
 SWF = """; Version: 2.2
@@ -182,7 +181,7 @@ def test_without_requested_times_backfilling_plans_with_the_run_time(tmp_path: P
     node the head leaves spare) and job 3 waits until 503; conservative keeps job 3's
     reservation at 200, so job 4 waits until 300. Without a limit no reservation could
     be placed and both would be greedy first fit."""
-    from simulation.trace_simulate import load_trace, simulate_trace
+    from quotatop.simulation.trace_simulate import load_trace, simulate_trace
 
     p = tmp_path / "no_reqtime.swf"
     p.write_text("; MaxNodes: 4\n; MaxProcs: 4\n" + "".join(

@@ -8,9 +8,9 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable
 from tui_fixtures import NOW, FixedCollector, frozen_clock
 
-from collectors.model import RUNNING, Job, Node, Snapshot, Team
-from tui.app import QuotatopApp
-from tui.derive import derive, visible_rows
+from quotatop.collectors.model import RUNNING, Job, Node, Snapshot, Team
+from quotatop.tui.app import QuotatopApp
+from quotatop.tui.derive import derive, visible_rows
 
 
 def tree_snapshot() -> Snapshot:

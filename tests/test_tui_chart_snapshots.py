@@ -8,18 +8,18 @@ import pytest
 from tests_tui_helpers import loaded
 
 from conftest import DEMO
-from simulation.scenario import load_scenario
-from simulation.scenario_source import ScenarioSource
-from tui.app import QuotatopApp
+from quotatop.simulation.scenario import load_scenario
+from quotatop.simulation.scenario_source import ScenarioSource
+from quotatop.tui.app import QuotatopApp
 
 
 @pytest.fixture(autouse=True)
 def _no_predict_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     # The scenario's frames need the core (its playback predicts each frame); the
     # app's own predict worker answers whenever it finishes, which no SVG can pin.
-    import tui.session
+    import quotatop.tui.session
 
-    monkeypatch.setattr(tui.session, "core_available", lambda: False)
+    monkeypatch.setattr(quotatop.tui.session, "core_available", lambda: False)
 
 
 def _storm_app() -> QuotatopApp:

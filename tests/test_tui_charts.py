@@ -14,12 +14,12 @@ from textual.widgets import DataTable, Static
 from textual_plotext.plot import Plot
 from tui_fixtures import FixedCollector, frozen_clock, snapshot
 
-from collectors.model import PENDING, Job
 from conftest import DEMO
-from simulation.scenario import load_scenario
-from simulation.scenario_source import ScenarioSource
-from tui.app import QuotatopApp
-from tui.chart_data import (
+from quotatop.collectors.model import PENDING, Job
+from quotatop.simulation.scenario import load_scenario
+from quotatop.simulation.scenario_source import ScenarioSource
+from quotatop.tui.app import QuotatopApp
+from quotatop.tui.chart_data import (
     KEEP,
     ChartHistory,
     Sample,
@@ -28,13 +28,19 @@ from tui.chart_data import (
     team_waits,
     usage_top,
 )
-from tui.derive import derive
-from tui.format import sparkline
-from tui.predictions import Predictions
-from tui.views.base import ViewData
-from tui.views.overview import team_cells
-from tui.widgets.charts import MAX_POINTS, ChartPanel, TimelineCharts, draw_team_usage, thin
-from tui.widgets.job_table import COLUMNS, REASON_MIN, JobTable, fit_columns
+from quotatop.tui.derive import derive
+from quotatop.tui.format import sparkline
+from quotatop.tui.predictions import Predictions
+from quotatop.tui.views.base import ViewData
+from quotatop.tui.views.overview import team_cells
+from quotatop.tui.widgets.charts import (
+    MAX_POINTS,
+    ChartPanel,
+    TimelineCharts,
+    draw_team_usage,
+    thin,
+)
+from quotatop.tui.widgets.job_table import COLUMNS, REASON_MIN, JobTable, fit_columns
 
 
 def fixture_app() -> QuotatopApp:
@@ -262,7 +268,7 @@ async def test_timeline_charts_usage_and_queue_under_the_marks() -> None:
         assert "GPU used by team" in text and "queue depth (pending jobs)" in text
         # The x axis is the replay's whole span, the bar's: start and end labelled.
         span = tl.end_time - tl.start_time
-        from tui.format import clock_label
+        from quotatop.tui.format import clock_label
         assert clock_label(tl.start_time, span) in text
         assert clock_label(tl.end_time, span) in text
         # One sample per frame shown (the first collect's and each step's).

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from tui_fixtures import snapshot
 
-from collectors.errors import UserError
+from quotatop.collectors.errors import UserError
 from quotatop.config import load_config
+from quotatop.tui.derive import derive, preemptor, reclaim_order
+from quotatop.tui.filtering import JobFilter
+from quotatop.tui.format import bar, sparkline
+from quotatop.tui.reasons import in_words
 from quotatop.tui_launch import resolve
-from tui.derive import derive, preemptor, reclaim_order
-from tui.filtering import JobFilter
-from tui.format import bar, sparkline
-from tui.reasons import in_words
 
 
 def test_borrowing_lending_and_meter() -> None:
@@ -141,8 +141,8 @@ def test_an_account_tree_is_shown_as_a_tree_and_counted_once() -> None:
     """Slurm rolls a child account's usage up into its parent's. The Overview lists each
     account under its parent (depth for the indent), and over-commit adds the roots only:
     org's max of 64 on 64 GPUs is not over-committed by its children's 40 + 40 + 8."""
-    from collectors.model import Node, Snapshot, Team
-    from tui.derive import derive
+    from quotatop.collectors.model import Node, Snapshot, Team
+    from quotatop.tui.derive import derive
 
     teams = [Team(name="a", parent="org", max={"gpu": 40.0}),
              Team(name="b", parent="org", max={"gpu": 40.0}),

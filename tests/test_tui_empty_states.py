@@ -6,8 +6,8 @@ from tests_tui_helpers import loaded, screen_text
 from textual.widgets import DataTable, Static
 from tui_fixtures import NOW, FixedCollector, frozen_clock
 
-from collectors.model import Node, Snapshot, Team
-from tui.app import QuotatopApp
+from quotatop.collectors.model import Node, Snapshot, Team
+from quotatop.tui.app import QuotatopApp
 
 
 def bare() -> Snapshot:
@@ -46,10 +46,10 @@ async def test_empty_panels_say_what_is_empty_and_why() -> None:
 
 
 def test_nothing_to_reclaim_says_whether_no_one_borrows_or_no_one_can() -> None:
-    from tui.derive import derive
-    from tui.predictions import Predictions
-    from tui.views.base import ViewData
-    from tui.views.elastic import reclaim_layout
+    from quotatop.tui.derive import derive
+    from quotatop.tui.predictions import Predictions
+    from quotatop.tui.views.base import ViewData
+    from quotatop.tui.views.elastic import reclaim_layout
 
     def why(snap: Snapshot) -> list[str]:
         _, rows = reclaim_layout(ViewData(snap, derive(snap), Predictions(), NOW))

@@ -40,13 +40,13 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 from tui_fixtures import T0
 
-from collectors.model import Snapshot
-from collectors.prometheus_source import PrometheusCollector, PrometheusConfig
-from collectors.slurm import runner as runner_mod
-from collectors.slurm.collector import SlurmCollector
-from recording.replay_source import ReplaySource
-from tui.app import QuotatopApp
-from tui.modals import HelpScreen
+from quotatop.collectors.model import Snapshot
+from quotatop.collectors.prometheus_source import PrometheusCollector, PrometheusConfig
+from quotatop.collectors.slurm import runner as runner_mod
+from quotatop.collectors.slurm.collector import SlurmCollector
+from quotatop.recording.replay_source import ReplaySource
+from quotatop.tui.app import QuotatopApp
+from quotatop.tui.modals import HelpScreen
 
 ROOT = Path(__file__).resolve().parent.parent
 REFRESH = 0.1  # the app's refresh, seconds

@@ -5,9 +5,9 @@ from __future__ import annotations
 from textual.widgets import DataTable
 
 from conftest import DEMO
-from simulation.scenario import load_scenario
-from simulation.scenario_source import ScenarioSource
-from tui.app import QuotatopApp
+from quotatop.simulation.scenario import load_scenario
+from quotatop.simulation.scenario_source import ScenarioSource
+from quotatop.tui.app import QuotatopApp
 
 
 async def test_demo_plays_and_q_quits() -> None:

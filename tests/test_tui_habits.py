@@ -11,12 +11,12 @@ from tests_tui_helpers import loaded
 from textual.command import CommandPalette
 from tui_fixtures import T0, FixedCollector, frozen_clock, snapshot
 
-from collectors.model import Job
 from quotatop.cli import main
-from recording.replay_source import ReplaySource
-from recording.store import Recorder
-from tui.app import QuotatopApp
-from tui.modals import JobDetailScreen
+from quotatop.collectors.model import Job
+from quotatop.recording.replay_source import ReplaySource
+from quotatop.recording.store import Recorder
+from quotatop.tui.app import QuotatopApp
+from quotatop.tui.modals import JobDetailScreen
 
 
 @pytest.mark.parametrize("key", ["ctrl+p", "colon"])
@@ -60,8 +60,8 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_the_tui_takes_the_same_source_flags_as_snapshot() -> None:
-    from collectors.errors import UserError
     from quotatop.cli import build_parser
+    from quotatop.collectors.errors import UserError
     from quotatop.tui_launch import resolve
 
     args = build_parser().parse_args(["--source", "prometheus", "--prometheus-url",
@@ -75,7 +75,7 @@ def test_the_tui_takes_the_same_source_flags_as_snapshot() -> None:
 
 
 def test_a_missing_prometheus_url_names_the_flag_and_the_config_key() -> None:
-    from collectors.errors import UserError
+    from quotatop.collectors.errors import UserError
     from quotatop.sources import SourceOptions, open_source
 
     with pytest.raises(UserError) as e:

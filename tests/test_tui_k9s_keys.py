@@ -16,10 +16,10 @@ from textual.pilot import Pilot
 from textual.widgets import Input, TabbedContent
 from tui_fixtures import FixedCollector, frozen_clock
 
-from tui.app import QuotatopApp
-from tui.modals import HelpScreen, JobDetailScreen
-from tui.widgets.job_table import JobTable
-from tui.widgets.sortable_table import SortableTable, sort_value
+from quotatop.tui.app import QuotatopApp
+from quotatop.tui.modals import HelpScreen, JobDetailScreen
+from quotatop.tui.widgets.job_table import JobTable
+from quotatop.tui.widgets.sortable_table import SortableTable, sort_value
 
 
 @contextlib.asynccontextmanager
@@ -277,8 +277,8 @@ def test_export_dir_comes_from_the_config(tmp_path: Path) -> None:
 async def test_incident_detail_shows_times_not_epochs() -> None:
     from tui_fixtures import NOW
 
-    from incidents import Incident
-    from tui.live_incidents import IncidentState, LiveIncidents
+    from quotatop.incidents import Incident
+    from quotatop.tui.live_incidents import IncidentState, LiveIncidents
 
     storm = Incident(kind="queue_storm", opened_at=NOW - 600, teams=["exp"],
                      summary="exp submitted 400 jobs in 5m",
@@ -302,8 +302,8 @@ async def test_incident_detail_shows_times_not_epochs() -> None:
 
 
 def test_job_detail_title_says_the_id_once() -> None:
-    from collectors.model import Job
-    from tui.modals import detail_title
+    from quotatop.collectors.model import Job
+    from quotatop.tui.modals import detail_title
 
     assert detail_title(Job(id="1001", name="prod-train-1001")) == "job prod-train-1001"
     assert detail_title(Job(id="train-a", name="train-a")) == "job train-a"
@@ -312,9 +312,9 @@ def test_job_detail_title_says_the_id_once() -> None:
 
 
 def test_job_detail_says_a_reason_the_binding_repeats_once() -> None:
-    from collectors.model import PENDING, Job
-    from tui.modals import detail_text
-    from tui.predictions import Prediction
+    from quotatop.collectors.model import PENDING, Job
+    from quotatop.tui.modals import detail_text
+    from quotatop.tui.predictions import Prediction
 
     job = Job(id="9", name="x", state=PENDING, reason="Resources")
     same = Prediction(start=None, binding="waiting for free nodes/GPUs")

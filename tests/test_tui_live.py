@@ -1,5 +1,5 @@
 """Live extras of the TUI: R records the session into a recording that
-recording.store opens, and incidents detected live show on the Overview,
+quotatop.recording.store opens, and incidents detected live show on the Overview,
 the Incidents screen and the Timeline."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from textual.widgets import DataTable
 from tui_fixtures import NOW, T0, FixedCollector, frozen_clock, snapshot
 
 from conftest import DEMO
-from recording.store import Recording
-from simulation.scenario import load_scenario
-from simulation.scenario_source import ScenarioSource
-from tui.app import QuotatopApp
-from tui.live_recording import LiveRecording, default_record_dir, recording_name
+from quotatop.recording.store import Recording
+from quotatop.simulation.scenario import load_scenario
+from quotatop.simulation.scenario_source import ScenarioSource
+from quotatop.tui.app import QuotatopApp
+from quotatop.tui.live_recording import LiveRecording, default_record_dir, recording_name
 
 
 class Ticking(FixedCollector):

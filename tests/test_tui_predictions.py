@@ -7,7 +7,7 @@ import msgspec
 import pytest
 from tui_fixtures import NOW, snapshot
 
-from tui.predictions import CORE, CoreAnswers, Predictions, predict
+from quotatop.tui.predictions import CORE, CoreAnswers, Predictions, predict
 
 
 def rows_of(entries: list[object]) -> tuple[bytes, bytes]:
@@ -20,7 +20,7 @@ def rows_of(entries: list[object]) -> tuple[bytes, bytes]:
 
 
 def test_rows_are_indexed_and_decoded_on_lookup() -> None:
-    from scheduler_core import Factors, Prediction, Preemption
+    from quotatop.scheduler_core import Factors, Prediction, Preemption
 
     def pred(job_id: str, start: float | None) -> Prediction:
         return Prediction(job_id=job_id, state="planned", start=start, end=None,
@@ -40,7 +40,7 @@ def test_rows_are_indexed_and_decoded_on_lookup() -> None:
 
 
 def test_the_cores_own_predict_answers_lazily() -> None:
-    import scheduler_core
+    from quotatop import scheduler_core
 
     if not hasattr(scheduler_core, "predict_rows_msgpack"):
         pytest.skip("this build of the core has no row-wise predict")
@@ -56,7 +56,7 @@ def test_the_cores_own_predict_answers_lazily() -> None:
 
 
 def test_a_replaced_predict_is_called_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
-    import scheduler_core
+    from quotatop import scheduler_core
 
     monkeypatch.setattr(scheduler_core, "predict", lambda data: {
         "2002": {"start": NOW + 600, "nodes": ["gpu04"]}, "2003": {"start": None}},
@@ -69,11 +69,11 @@ def test_a_replaced_predict_is_called_as_it_is(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_job_detail_shows_the_estimate_beside_the_limit_and_which_was_used() -> None:
-    from collectors.model import Job
-    from scheduler_core.types import Factors
-    from scheduler_core.types import Prediction as CorePrediction
-    from tui.modals import detail_text
-    from tui.predictions import parse_entry
+    from quotatop.collectors.model import Job
+    from quotatop.scheduler_core.types import Factors
+    from quotatop.scheduler_core.types import Prediction as CorePrediction
+    from quotatop.tui.modals import detail_text
+    from quotatop.tui.predictions import parse_entry
 
     row = CorePrediction("7", "planned", 1090.0, 1135.0, ["n1"], "waits for 8 free GPUs",
                          [], 1.0, Factors(0, 0, 0, 0, 0), "nodes", 45.0,

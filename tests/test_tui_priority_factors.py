@@ -7,11 +7,11 @@ from __future__ import annotations
 from tests_tui_helpers import loaded
 from tui_fixtures import NOW, FixedCollector, frozen_clock
 
-from collectors.model import PENDING, Job, PriorityFactors, Snapshot
-from tui.app import QuotatopApp
-from tui.predictions import CoreAnswers, Predictions
-from tui.views.priority import FACTOR_BAR, FactorSource, factor_bar
-from tui.widgets.pending_list import PendingList
+from quotatop.collectors.model import PENDING, Job, PriorityFactors, Snapshot
+from quotatop.tui.app import QuotatopApp
+from quotatop.tui.predictions import CoreAnswers, Predictions
+from quotatop.tui.views.priority import FACTOR_BAR, FactorSource, factor_bar
+from quotatop.tui.widgets.pending_list import PendingList
 
 
 def pend(jid: str, priority: float, factors: PriorityFactors | None) -> Job:

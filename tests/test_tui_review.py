@@ -16,19 +16,19 @@ from textual.widgets import DataTable, Input, TextArea
 from textual_plotext import PlotextPlot
 
 from quotatop.cli import main
+from quotatop.recording.replay_source import ReplaySource
+from quotatop.recording.store import Recorder
+from quotatop.review.whatif import parse_set, whatif
+from quotatop.simulation.scenario import load_scenario
+from quotatop.simulation.scenario_source import ScenarioSource
 from quotatop.sources import DEFAULT_SCENARIO
-from recording.replay_source import ReplaySource
-from recording.store import Recorder
-from review.whatif import parse_set, whatif
-from simulation.scenario import load_scenario
-from simulation.scenario_source import ScenarioSource
+from quotatop.tui.app import QuotatopApp
+from quotatop.tui.report_frames import NO_HISTORY
+from quotatop.tui.report_screen import ReportScreen, team_cells
+from quotatop.tui.whatif_dialog import WhatifScreen, team_rows
 from tests.harness import fixtures as _slurm_fixtures
 from tests.tests_tui_helpers import loaded, screen_text
 from tests.tui_fixtures import FixedCollector, frozen_clock, snapshot
-from tui.app import QuotatopApp
-from tui.report_frames import NO_HISTORY
-from tui.report_screen import ReportScreen, team_cells
-from tui.whatif_dialog import WhatifScreen, team_rows
 
 slurm_cluster = _slurm_fixtures.slurm_cluster
 slurm_workload = _slurm_fixtures.slurm_workload
@@ -227,7 +227,7 @@ async def test_a_live_session_recorded_with_R_reports_the_frames_recorded(
 def test_the_tui_takes_the_configs_prices_and_refuses_a_bad_one(tmp_path: Path) -> None:
     import argparse
 
-    from collectors.errors import UserError
+    from quotatop.collectors.errors import UserError
     from quotatop.tui_launch import resolve
 
     def launch(text: str):  # type: ignore[no-untyped-def]
@@ -254,8 +254,8 @@ def _cli_report(env: dict[str, str]) -> dict[str, float]:
 async def test_report_of_a_live_slurm_is_sacct_as_quotatop_report_reads_it(
         slurm_cluster: _slurm_fixtures.SlurmCluster,
         slurm_workload: _slurm_fixtures.Workload) -> None:
-    from collectors.slurm.collector import SlurmCollector
-    from collectors.slurm.runner import Runner
+    from quotatop.collectors.slurm.collector import SlurmCollector
+    from quotatop.collectors.slurm.runner import Runner
 
     env = dict(slurm_cluster.env)
     before = _cli_report(env)

@@ -18,16 +18,16 @@ from textual.scroll_view import ScrollView
 from textual.widgets import Input, Static, TabbedContent
 from tui_fixtures import NOW, T0, BrokenCollector, FixedCollector, frozen_clock, snapshot
 
-from collectors.base import Collector
-from collectors.model import Job, Snapshot
-from tui.app import QuotatopApp
-from tui.help import help_rows, help_sources
-from tui.modals import HelpScreen, JobDetailScreen
-from tui.views.overview import OverviewView
-from tui.views.queue import QueueView
-from tui.views.timeline import TimelineView
-from tui.views_registry import VIEW_IDS
-from tui.widgets.job_table import JobTable
+from quotatop.collectors.base import Collector
+from quotatop.collectors.model import Job, Snapshot
+from quotatop.tui.app import QuotatopApp
+from quotatop.tui.help import help_rows, help_sources
+from quotatop.tui.modals import HelpScreen, JobDetailScreen
+from quotatop.tui.views.overview import OverviewView
+from quotatop.tui.views.queue import QueueView
+from quotatop.tui.views.timeline import TimelineView
+from quotatop.tui.views_registry import VIEW_IDS
+from quotatop.tui.widgets.job_table import JobTable
 
 
 def make_app(*snaps, refresh: float = 60.0) -> QuotatopApp:
@@ -106,7 +106,7 @@ async def test_priority_preemption_is_the_cores_answer() -> None:
 
 async def test_priority_orders_pending_and_says_there_is_no_core_to_predict_preemption(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import scheduler_core
+    from quotatop import scheduler_core
 
     monkeypatch.delattr(scheduler_core, "predict", raising=False)  # a build with no core
     async with running() as (app, pilot):
@@ -124,7 +124,7 @@ async def test_priority_orders_pending_and_says_there_is_no_core_to_predict_pree
 
 async def test_preemption_panel_waits_for_the_core_then_shows_its_victims(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import scheduler_core
+    from quotatop import scheduler_core
 
     answer = threading.Event()
 
@@ -165,7 +165,7 @@ async def test_elastic_shows_borrowing_and_reclaim_order() -> None:
 
 
 async def test_queue_filter_sort_and_detail(monkeypatch: pytest.MonkeyPatch) -> None:
-    import scheduler_core
+    from quotatop import scheduler_core
 
     monkeypatch.delattr(scheduler_core, "predict", raising=False)  # the source's own words
     async with running() as (app, pilot):
@@ -321,9 +321,9 @@ def test_every_class_that_binds_keys_is_in_the_help() -> None:
     from textual.dom import DOMNode
     from textual.screen import ModalScreen
 
-    import tui
+    from quotatop import tui
 
-    for mod in pkgutil.walk_packages(tui.__path__, "tui."):
+    for mod in pkgutil.walk_packages(tui.__path__, "quotatop.tui."):
         importlib.import_module(mod.name)
     listed = {cls for _, cls in help_sources()}
 
@@ -331,7 +331,7 @@ def test_every_class_that_binds_keys_is_in_the_help() -> None:
         return [cls, *(s for sub in cls.__subclasses__() for s in subclasses(sub))]
 
     for cls in subclasses(DOMNode):
-        if not cls.__module__.startswith("tui.") or "BINDINGS" not in cls.__dict__:
+        if not cls.__module__.startswith("quotatop.tui.") or "BINDINGS" not in cls.__dict__:
             continue
         if issubclass(cls, ModalScreen):
             assert all("escape" in b.key.split(",") for b in cls.BINDINGS)  # type: ignore[union-attr]
@@ -409,7 +409,7 @@ async def test_q_quits() -> None:
 
 
 async def test_core_predictions_replace_source_estimates(monkeypatch: pytest.MonkeyPatch) -> None:
-    import scheduler_core
+    from quotatop import scheduler_core
 
     def predict(data: bytes) -> list[dict]:
         return [{"job_id": "2002", "start": NOW + 600, "nodes": ["gpu04"],
@@ -426,7 +426,7 @@ async def test_core_predictions_replace_source_estimates(monkeypatch: pytest.Mon
 
 
 async def test_real_core_predictions_on_the_fixture() -> None:
-    import scheduler_core
+    from quotatop import scheduler_core
 
     if not hasattr(scheduler_core, "predict"):
         pytest.skip("this build of the core has no predict")
@@ -450,7 +450,7 @@ async def test_real_core_predictions_on_the_fixture() -> None:
 
 
 async def test_failing_core_prediction_is_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
-    import scheduler_core
+    from quotatop import scheduler_core
 
     def predict(data: bytes) -> list[Job]:
         raise ValueError("bad snapshot")
@@ -465,8 +465,8 @@ async def test_failing_core_prediction_is_a_note(monkeypatch: pytest.MonkeyPatch
 async def test_nodes_grid_and_priority_list_are_windowed_past_their_old_caps() -> None:
     import msgspec
 
-    from tui.widgets.node_grid import NodeGrid
-    from tui.widgets.pending_list import PendingList
+    from quotatop.tui.widgets.node_grid import NodeGrid
+    from quotatop.tui.widgets.pending_list import PendingList
 
     base = snapshot()
     many_nodes = [msgspec.structs.replace(base.nodes[0], name=f"n{i:04d}") for i in range(2000)]
@@ -532,7 +532,7 @@ async def test_quota_at_80x24_shows_every_qos_and_what_it_dropped() -> None:
 
 async def test_first_frame_is_painted_before_the_core_answers(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import scheduler_core
+    from quotatop import scheduler_core
 
     answer = threading.Event()
     asked = threading.Event()

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from collectors.model import Snapshot
 from conftest import DEMO
-from recording.store import Recording
-from simulation.scenario import load_scenario
-from simulation.scenario_source import ScenarioSource
-from tui.predictions import core_available
-from tui.session import (
+from quotatop.collectors.model import Snapshot
+from quotatop.recording.store import Recording
+from quotatop.simulation.scenario import load_scenario
+from quotatop.simulation.scenario_source import ScenarioSource
+from quotatop.tui.predictions import core_available
+from quotatop.tui.session import (
     Collected,
     Failed,
     Finished,
@@ -165,7 +165,7 @@ def test_pause_is_the_timelines_for_a_replay_and_the_sessions_own_otherwise() ->
 
 
 def test_the_session_loads_without_textual() -> None:
-    code = ("import sys, tui.session; "
+    code = ("import sys, quotatop.tui.session; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout

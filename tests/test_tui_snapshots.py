@@ -8,9 +8,9 @@ from tests_tui_helpers import loaded
 from tui_fixtures import FixedCollector, frozen_clock
 
 from conftest import DEMO
-from simulation.scenario import load_scenario
-from simulation.scenario_source import ScenarioSource
-from tui.app import QuotatopApp
+from quotatop.simulation.scenario import load_scenario
+from quotatop.simulation.scenario_source import ScenarioSource
+from quotatop.tui.app import QuotatopApp
 
 SCREENS = [("1", "overview"), ("2", "quota"), ("3", "priority"), ("4", "elastic"),
            ("5", "queue"), ("6", "nodes"), ("8", "incidents")]
@@ -19,7 +19,7 @@ SCREENS = [("1", "overview"), ("2", "quota"), ("3", "priority"), ("4", "elastic"
 @pytest.fixture(autouse=True)
 def _source_estimates_only(monkeypatch: pytest.MonkeyPatch) -> None:
     # Snapshots pin this UI's rendering; the core's answers have their own tests.
-    import scheduler_core
+    from quotatop import scheduler_core
 
     monkeypatch.delattr(scheduler_core, "predict", raising=False)
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 from tests_tui_helpers import loaded, screen_text
 from textual.widgets import TabbedContent
 
-from collectors.base import driven_as_timeline
 from conftest import DEMO
-from simulation.scenario import load_scenario
-from simulation.scenario_source import ScenarioSource
-from simulation.scenario_timeline import ScenarioTimeline
-from tui.app import QuotatopApp
-from tui.timeline_protocol import TimelineControl, timeline_of
+from quotatop.collectors.base import driven_as_timeline
+from quotatop.simulation.scenario import load_scenario
+from quotatop.simulation.scenario_source import ScenarioSource
+from quotatop.simulation.scenario_timeline import ScenarioTimeline
+from quotatop.tui.app import QuotatopApp
+from quotatop.tui.timeline_protocol import TimelineControl, timeline_of
 
 
 def test_replay_source_and_demo_implement_the_protocol() -> None:
-    from recording.replay_source import ReplaySource
+    from quotatop.recording.replay_source import ReplaySource
 
     members = [m for m in vars(TimelineControl) if not m.startswith("_")]
     assert "seek" in members and "incident_marks" in members
@@ -29,7 +29,7 @@ def test_replay_source_and_demo_implement_the_protocol() -> None:
 def test_a_source_offers_its_timeline_through_the_protocol() -> None:
     # The App never names ScenarioSource: the source's as_timeline capability makes the
     # collector it drives; a source without it (a replay is its own timeline) is itself.
-    from recording.replay_source import ReplaySource
+    from quotatop.recording.replay_source import ReplaySource
 
     source = ScenarioSource(load_scenario(DEMO / "seed_fifo.toml"), loop=False)
     driven = driven_as_timeline(source)
@@ -126,8 +126,8 @@ async def test_timeline_drives_a_real_recording(tmp_path) -> None:  # type: igno
     import msgspec
     from tui_fixtures import T0, snapshot
 
-    from recording.replay_source import ReplaySource
-    from recording.store import Recorder
+    from quotatop.recording.replay_source import ReplaySource
+    from quotatop.recording.store import Recorder
 
     path = tmp_path / "rec.qtr"
     with Recorder(path, cluster="atlas", source="fixture") as rec:

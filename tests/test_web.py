@@ -33,9 +33,9 @@ from typing import Any
 import pytest
 
 from conftest import ROOT, skip_or_fail
+from quotatop.simulation.scenario import load_scenario
 from quotatop.sources import DEFAULT_SCENARIO
-from simulation.scenario import load_scenario
-from tui.views_registry import VIEW_TITLES
+from quotatop.tui.views_registry import VIEW_TITLES
 
 pytestmark = pytest.mark.timeout(120)  # a hung browser fails the test, not the run
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from collectors.errors import UserError
-from collectors.model import Snapshot, Team
 from quotatop.cli import main
-from review.whatif import apply_changes, parse_set, slurm_commands
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Snapshot, Team
+from quotatop.review.whatif import apply_changes, parse_set, slurm_commands
 
 # The bundled 60/30/10 demo's cluster (25 nodes × 4 GPUs), but exp is capped at 40 GPUs
 # and asks for 80: 10 of its 4-GPU jobs run, 10 wait on the cap with 60 GPUs idle. With

@@ -11,7 +11,7 @@ hpc 4. Free 2. The clock is frozen at NOW.
 
 from __future__ import annotations
 
-from collectors.model import (
+from quotatop.collectors.model import (
     PENDING,
     RUNNING,
     FairShare,

@@ -23,22 +23,22 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
-from collectors.base import Collector
-from collectors.footprint import Footprint
-from collectors.model import Snapshot
-from review.report import Prices
-from tui.chart_data import ChartHistory, sample_of
-from tui.derive import Derived
-from tui.format import duration
-from tui.habits import HABIT_BINDINGS, HabitsMixin
-from tui.live_incidents import IncidentState, LiveIncidents
-from tui.live_recording import LiveRecording
-from tui.modals import HelpScreen, JobDetailScreen
-from tui.palette import QuotatopCommands
-from tui.predictions import Predictions
-from tui.report_screen import ReportScreen
-from tui.session import Session, SessionEvent
-from tui.session_messages import (
+from quotatop.collectors.base import Collector
+from quotatop.collectors.footprint import Footprint
+from quotatop.collectors.model import Snapshot
+from quotatop.review.report import Prices
+from quotatop.tui.chart_data import ChartHistory, sample_of
+from quotatop.tui.derive import Derived
+from quotatop.tui.format import duration
+from quotatop.tui.habits import HABIT_BINDINGS, HabitsMixin
+from quotatop.tui.live_incidents import IncidentState, LiveIncidents
+from quotatop.tui.live_recording import LiveRecording
+from quotatop.tui.modals import HelpScreen, JobDetailScreen
+from quotatop.tui.palette import QuotatopCommands
+from quotatop.tui.predictions import Predictions
+from quotatop.tui.report_screen import ReportScreen
+from quotatop.tui.session import Session, SessionEvent
+from quotatop.tui.session_messages import (
     IncidentsChanged,
     PredictionRequested,
     PredictionsReady,
@@ -49,22 +49,22 @@ from tui.session_messages import (
     SourceFailed,
     as_message,
 )
-from tui.theme_colors import assign_team_colors
-from tui.timeline_protocol import TimelineControl
-from tui.views.base import View, ViewData
-from tui.views.elastic import ElasticView
-from tui.views.incidents import IncidentsView
-from tui.views.nodes import NodesView
-from tui.views.overview import OverviewView
-from tui.views.priority import PriorityView
-from tui.views.queue import QueueView
-from tui.views.quota import QuotaView
-from tui.views.timeline import TimelineView
-from tui.views_registry import VIEW_IDS, VIEW_TITLES
-from tui.whatif_dialog import WhatifScreen, selected_row
-from tui.widgets.job_table import JobTable
-from tui.widgets.node_grid import NodeGrid
-from tui.widgets.pending_list import PendingList
+from quotatop.tui.theme_colors import assign_team_colors
+from quotatop.tui.timeline_protocol import TimelineControl
+from quotatop.tui.views.base import View, ViewData
+from quotatop.tui.views.elastic import ElasticView
+from quotatop.tui.views.incidents import IncidentsView
+from quotatop.tui.views.nodes import NodesView
+from quotatop.tui.views.overview import OverviewView
+from quotatop.tui.views.priority import PriorityView
+from quotatop.tui.views.queue import QueueView
+from quotatop.tui.views.quota import QuotaView
+from quotatop.tui.views.timeline import TimelineView
+from quotatop.tui.views_registry import VIEW_IDS, VIEW_TITLES
+from quotatop.tui.whatif_dialog import WhatifScreen, selected_row
+from quotatop.tui.widgets.job_table import JobTable
+from quotatop.tui.widgets.node_grid import NodeGrid
+from quotatop.tui.widgets.pending_list import PendingList
 
 HISTORY = 60  # refreshes of per-team usage kept for the sparklines
 TABS_FULL = 90  # columns the tab bar needs with Textual's own padding

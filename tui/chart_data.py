@@ -10,9 +10,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from collectors.model import PENDING, Series, Snapshot
-from tui.derive import Derived
-from tui.predictions import Predictions
+from quotatop.collectors.model import PENDING, Series, Snapshot
+from quotatop.tui.derive import Derived
+from quotatop.tui.predictions import Predictions
 
 KEEP = 720  # samples: 24 min at 2 s refresh, a whole bundled scenario; ~200 KB
 

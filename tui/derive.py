@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
-from collectors.model import PENDING, RUNNING, Job, QoS, Snapshot
+from quotatop.collectors.model import PENDING, RUNNING, Job, QoS, Snapshot
 
 DOWN_STATES = frozenset({"down", "drain", "drained", "draining", "fail", "unknown",
                          "not_ready", "notready"})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from collectors.model import Job
+from quotatop.collectors.model import Job
 
 _FIELDS: dict[str, Callable[[Job], str]] = {
     "user": lambda j: j.user,

@@ -20,9 +20,9 @@ from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Input, TabbedContent, TextArea
 
-from tui.views_registry import VIEW_IDS
-from tui.widgets.job_table import COLUMNS as JOB_COLUMNS
-from tui.widgets.job_table import JobTable, TableContext
+from quotatop.tui.views_registry import VIEW_IDS
+from quotatop.tui.widgets.job_table import COLUMNS as JOB_COLUMNS
+from quotatop.tui.widgets.job_table import JobTable, TableContext
 
 if TYPE_CHECKING:  # the mixin is only ever mixed into the App
     from textual.app import App

@@ -87,15 +87,15 @@ def help_rows() -> list[HelpRow]:
 def help_sources() -> list[tuple[str, Any]]:
     """(scope, class) in the help's order; a class's own BINDINGS, or HELP_BINDINGS when
     it lists keys its subclasses bind, and its HELP_EXTRA."""
-    from tui.app import QuotatopApp
-    from tui.views.overview import OverviewView
-    from tui.views.queue import QueueView
-    from tui.views.timeline import TimelineView
-    from tui.widgets.cursor import CursorList
-    from tui.widgets.job_table import JobTable
-    from tui.widgets.node_grid import NodeGrid
-    from tui.widgets.pending_list import PendingList
-    from tui.widgets.sortable_table import SortableTable
+    from quotatop.tui.app import QuotatopApp
+    from quotatop.tui.views.overview import OverviewView
+    from quotatop.tui.views.queue import QueueView
+    from quotatop.tui.views.timeline import TimelineView
+    from quotatop.tui.widgets.cursor import CursorList
+    from quotatop.tui.widgets.job_table import JobTable
+    from quotatop.tui.widgets.node_grid import NodeGrid
+    from quotatop.tui.widgets.pending_list import PendingList
+    from quotatop.tui.widgets.sortable_table import SortableTable
 
     # A key listed once already (CURSOR_BINDINGS in each list) is not listed again.
     return [

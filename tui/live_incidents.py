@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from collectors.model import Snapshot
-from incidents import Incident, IncidentConfig, IncidentMonitor
+from quotatop.collectors.model import Snapshot
+from quotatop.incidents import Incident, IncidentConfig, IncidentMonitor
 
 KEEP_CLOSED = 200  # closed incidents kept for the list and the timeline
 

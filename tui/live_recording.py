@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from collectors.model import Snapshot
+from quotatop.collectors.model import Snapshot
 
 KEYFRAME_EVERY = 300
 
@@ -53,7 +53,7 @@ class LiveRecording:
     def start(self, snap: Snapshot | None, source: str) -> None:
         """Open a new file named by cluster and time; append ``snap`` (what is on
         screen) as its first frame. Worker thread."""
-        from recording.store import Recorder, RecordingError
+        from quotatop.recording.store import Recorder, RecordingError
 
         cluster = (snap.cluster if snap is not None else "") or "cluster"
         with self._lock:

@@ -12,11 +12,11 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from collectors.model import Job
-from tui.format import DASH, duration, num, until
-from tui.help import help_rows
-from tui.predictions import Prediction
-from tui.reasons import in_words
+from quotatop.collectors.model import Job
+from quotatop.tui.format import DASH, duration, num, until
+from quotatop.tui.help import help_rows
+from quotatop.tui.predictions import Prediction
+from quotatop.tui.reasons import in_words
 
 
 def help_table() -> Table:

@@ -6,7 +6,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from tui.views_registry import VIEW_IDS, VIEW_TITLES
+from quotatop.tui.views_registry import VIEW_IDS, VIEW_TITLES
 
 
 class QuotatopCommands(Provider):

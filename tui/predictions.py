@@ -17,8 +17,8 @@ from typing import Any
 
 import msgspec
 
-from collectors.model import Job, Snapshot, to_msgpack
-from tui.reasons import in_words
+from quotatop.collectors.model import Job, Snapshot, to_msgpack
+from quotatop.tui.reasons import in_words
 
 CORE = "core"
 SOURCE = "source estimate"
@@ -38,7 +38,7 @@ class Prediction:
 
 def core_predict() -> Any | None:
     try:
-        import scheduler_core
+        from quotatop import scheduler_core
     except ImportError:
         return None
     return getattr(scheduler_core, "predict", None)
@@ -131,7 +131,7 @@ class CoreAnswers(Mapping[str, Prediction]):
     @classmethod
     def from_rows(cls, rows: bytes, offsets: bytes) -> CoreAnswers:
         """The core's rows (``predict_rows_msgpack``), decoded when looked up."""
-        import scheduler_core
+        from quotatop import scheduler_core
 
         batch = scheduler_core.PredictionBatch(rows, offsets)
         fields = scheduler_core.Prediction.__struct_fields__
@@ -264,8 +264,8 @@ def _site_policy(snap: Snapshot) -> bytes | None:
     """The policy of the snapshot's own scheduler (its weights, backfill and
     preemption settings), so that the view predicts what *this* scheduler does."""
     try:
-        from scheduler_core.policy import Policy, encode_policy
-        from scheduler_core.site import site_policy
+        from quotatop.scheduler_core.policy import Policy, encode_policy
+        from quotatop.scheduler_core.site import site_policy
     except ImportError:  # a core without the site mapping: its defaults
         return None
     stated = snap.meta.get("core_policy")
@@ -281,13 +281,13 @@ def _core_rows(fn: Any, data: bytes, policy: bytes | None = None) -> tuple[bytes
     """The core's own ``predict`` has a twin that leaves the answer as msgpack
     rows; anything else in its place (a test double, an older build) is called
     as it is."""
-    import scheduler_core
+    from quotatop import scheduler_core
 
     rows_fn = getattr(scheduler_core, "predict_rows_msgpack", None)
-    if rows_fn is None or getattr(fn, "__module__", None) != "scheduler_core" \
+    if rows_fn is None or getattr(fn, "__module__", None) != scheduler_core.__name__ \
             or not hasattr(scheduler_core, "PredictionBatch"):
         return None
-    from scheduler_core.policy import encode_policy
+    from quotatop.scheduler_core.policy import encode_policy
 
     horizon = inspect.signature(fn).parameters["horizon"].default  # predict's own default
     return rows_fn(data, policy if policy is not None else encode_policy(None), float(horizon))

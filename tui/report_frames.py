@@ -16,11 +16,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from collectors.errors import UserError
-from collectors.model import Snapshot
-from review.frames import recording_frames, scenario_frames
-from review.history import History
-from review.report import Prices, Report, build_report
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Snapshot
+from quotatop.review.frames import recording_frames, scenario_frames
+from quotatop.review.history import History
+from quotatop.review.report import Prices, Report, build_report
 
 PERIOD = 30 * 86400.0  # as `quotatop report`'s default --since 30d
 NO_HISTORY = ("this source keeps no job history: press R to record this session and m "
@@ -30,11 +30,12 @@ NO_HISTORY = ("this source keeps no job history: press R to record this session 
 def session_frames(collector: Any, recording: Path | None) -> tuple[str, Iterable[Snapshot]]:
     """(what the frames are, the frames) for the session's collector; a UserError when
     it has none to read again (a live source that is not being recorded)."""
-    source = getattr(collector, "source", None)  # simulation.scenario_timeline.ScenarioTimeline
+    # quotatop.simulation.scenario_timeline.ScenarioTimeline
+    source = getattr(collector, "source", None)
     scenario = getattr(source, "scenario", None)
     if scenario is not None and hasattr(source, "total_steps"):
         return f"the scenario {collector.name} once through", scenario_frames(scenario)
-    rec = getattr(collector, "recording", None)  # recording.replay_source.ReplaySource
+    rec = getattr(collector, "recording", None)  # quotatop.recording.replay_source.ReplaySource
     rec_path = getattr(rec, "path", None)
     if rec_path:
         return f"the recording {Path(rec_path).name}", recording_frames(rec_path)
@@ -68,7 +69,7 @@ def slurm_report(collector: Any, snap: Snapshot, prices: Prices | None = None,
                  period: float = PERIOD) -> Report:
     """The last ``period`` before the snapshot from Slurm's accounting, as
     `quotatop report --source slurm` gathers it: one sacct query, the snapshot's teams."""
-    from review.sacct import parse_sacct, sacct_argv
+    from quotatop.review.sacct import parse_sacct, sacct_argv
 
     until = snap.taken_at
     since = until - period

@@ -19,11 +19,11 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 from textual_plotext import PlotextPlot
 
-from collectors.errors import UserError
-from collectors.model import Snapshot
-from review.report import Prices, Report, TeamRow
-from tui.format import DASH, duration
-from tui.report_frames import session_report
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Snapshot
+from quotatop.review.report import Prices, Report, TeamRow
+from quotatop.tui.format import DASH, duration
+from quotatop.tui.report_frames import session_report
 
 TEAM_COLUMNS = ("team", "jobs", "GPU-h used", "guarantee GPU-h", "idle guarantee GPU-h",
                 "CPU-h", "cost", "preempted", "wait p50", "wait p90")

@@ -18,15 +18,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.base import Collector, driven_as_timeline
-from collectors.footprint import Footprint
-from collectors.model import Snapshot
-from tui.derive import Derived, derive
-from tui.heap import give_back_free_heap
-from tui.live_incidents import IncidentState, LiveIncidents
-from tui.live_recording import LiveRecording
-from tui.predictions import Predictions, core_available, core_top, predict_taken
-from tui.timeline_protocol import TimelineControl, timeline_of
+from quotatop.collectors.base import Collector, driven_as_timeline
+from quotatop.collectors.footprint import Footprint
+from quotatop.collectors.model import Snapshot
+from quotatop.tui.derive import Derived, derive
+from quotatop.tui.heap import give_back_free_heap
+from quotatop.tui.live_incidents import IncidentState, LiveIncidents
+from quotatop.tui.live_recording import LiveRecording
+from quotatop.tui.predictions import Predictions, core_available, core_top, predict_taken
+from quotatop.tui.timeline_protocol import TimelineControl, timeline_of
 
 
 @dataclass(frozen=True)

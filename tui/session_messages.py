@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from collectors.footprint import Footprint
-from collectors.model import Snapshot
-from tui.derive import Derived
-from tui.live_incidents import IncidentState
-from tui.predictions import Predictions
-from tui.session import (
+from quotatop.collectors.footprint import Footprint
+from quotatop.collectors.model import Snapshot
+from quotatop.tui.derive import Derived
+from quotatop.tui.live_incidents import IncidentState
+from quotatop.tui.predictions import Predictions
+from quotatop.tui.session import (
     Collected,
     Failed,
     Finished,

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from rich.text import Text
 from textual.widgets import DataTable
 
-from tui.widgets.sortable_table import SortableTable, arrow, sort_value
+from quotatop.tui.widgets.sortable_table import SortableTable, arrow, sort_value
 
 CELL_PAD = 2  # DataTable's cell padding, both sides
 SCROLLBAR = 2  # kept free for a vertical scrollbar, so a long table still fits

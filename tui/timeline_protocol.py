@@ -5,8 +5,8 @@ The TUI finds it with ``timeline_of(collector)``."""
 from __future__ import annotations
 
 # Collectors never import the TUI: the protocol and the mark are theirs, re-exported here.
-from collectors.base import TimelineControl, timeline_of
-from collectors.timeline_base import IncidentMark
+from quotatop.collectors.base import TimelineControl, timeline_of
+from quotatop.collectors.timeline_base import IncidentMark
 
 __all__ = ["SPEEDS", "IncidentMark", "TimelineControl", "timeline_of"]
 

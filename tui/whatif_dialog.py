@@ -5,7 +5,7 @@ would run to make the change, as text to copy.
 
 The syntax is ``quotatop whatif --set``'s (review/whatif.py, docs/review.md);
 several changes are separated by ``;``. Nothing is sent to the cluster. The core predicts
-both snapshots in a thread worker (review.whatif.whatif); the dialog only paints.
+both snapshots in a thread worker (quotatop.review.whatif.whatif); the dialog only paints.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Input, Static, TextArea
 from textual.widgets.data_table import CellDoesNotExist
 
-from collectors.errors import UserError
-from collectors.model import Snapshot
-from review.whatif import Change, WhatifOutput, parse_set, whatif
-from tui.format import DASH, duration, num
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Snapshot
+from quotatop.review.whatif import Change, WhatifOutput, parse_set, whatif
+from quotatop.tui.format import DASH, duration, num
 
 HINT = ("team=NAME max.gpu=24 guarantee.gpu=8 shares=200 · qos=NAME priority=500 grp.gpu=16 · "
         "node=NAME state=drain · add_nodes=2 like=NODE · policy weight.fairshare=5000 · "

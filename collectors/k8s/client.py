@@ -10,9 +10,9 @@ import json
 import os
 from typing import Any
 
-from collectors.k8s import reflector as rf
-from collectors.k8s.config import KubernetesConfig
-from collectors.k8s.kubeconfig import KubeconfigError, check_kubeconfig
+from quotatop.collectors.k8s import reflector as rf
+from quotatop.collectors.k8s.config import KubernetesConfig
+from quotatop.collectors.k8s.kubeconfig import KubeconfigError, check_kubeconfig
 
 Obj = dict[str, Any]
 

@@ -14,20 +14,20 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from collectors.k8s import mapping as mp
-from collectors.k8s import reflector as rf
-from collectors.k8s import visibility as vis
-from collectors.k8s.client import SetupError, get_json, load_client
-from collectors.k8s.config import KubernetesConfig
-from collectors.k8s.discovery import (
+from quotatop.collectors.k8s import mapping as mp
+from quotatop.collectors.k8s import reflector as rf
+from quotatop.collectors.k8s import visibility as vis
+from quotatop.collectors.k8s.client import SetupError, get_json, load_client
+from quotatop.collectors.k8s.config import KubernetesConfig
+from quotatop.collectors.k8s.discovery import (
     KUEUE_GROUP,
     KUEUE_PLURALS,
     cohort_version,
     discover_kueue,
     discover_visibility,
 )
-from collectors.k8s.kueue import cluster_queue_partition, fill_unseen_usage
-from collectors.model import Snapshot, SourceStatus
+from quotatop.collectors.k8s.kueue import cluster_queue_partition, fill_unseen_usage
+from quotatop.collectors.model import Snapshot, SourceStatus
 
 Obj = dict[str, Any]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from collectors.k8s import visibility as vis
+from quotatop.collectors.k8s import visibility as vis
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_VERSIONS = ("v1beta2", "v1beta1")  # understood by collectors/k8s/kueue.py; preferred first

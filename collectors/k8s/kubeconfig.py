@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from collectors.errors import UserError
-from collectors.files import read_small_file
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.files import read_small_file
 
 
 class KubeconfigError(ValueError):

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from collectors.k8s.pods import condition, parse_time, pod_requests
-from collectors.k8s.quantity import parse_quantity, resource_key, to_model_units
-from collectors.model import (
+from quotatop.collectors.k8s.pods import condition, parse_time, pod_requests
+from quotatop.collectors.k8s.quantity import parse_quantity, resource_key, to_model_units
+from quotatop.collectors.model import (
     COMPLETED,
     FAILED,
     PENDING,

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from collectors.k8s.config import KubernetesConfig
-from collectors.k8s.kueue import cluster_queue_to_team, cohort_to_team, workload_to_job
-from collectors.k8s.pods import condition, parse_time, pod_requests, pod_state, qos_class
-from collectors.k8s.quantity import MIB, convert, convert_quota, resource_key
-from collectors.k8s.visibility import Positions
-from collectors.model import PENDING, PREEMPTED, Job, Node, QoS, Team
+from quotatop.collectors.k8s.config import KubernetesConfig
+from quotatop.collectors.k8s.kueue import cluster_queue_to_team, cohort_to_team, workload_to_job
+from quotatop.collectors.k8s.pods import condition, parse_time, pod_requests, pod_state, qos_class
+from quotatop.collectors.k8s.quantity import MIB, convert, convert_quota, resource_key
+from quotatop.collectors.k8s.visibility import Positions
+from quotatop.collectors.model import PENDING, PREEMPTED, Job, Node, QoS, Team
 
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from collectors.k8s.quantity import parse_quantity
-from collectors.model import COMPLETED, FAILED, PENDING, PREEMPTED, RUNNING
+from quotatop.collectors.k8s.quantity import parse_quantity
+from quotatop.collectors.model import COMPLETED, FAILED, PENDING, PREEMPTED, RUNNING
 
 Obj = Mapping[str, Any]
 

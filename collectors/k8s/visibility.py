@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from collectors.k8s import reflector as rf
+from quotatop.collectors.k8s import reflector as rf
 
 GROUP = "visibility.kueue.x-k8s.io"
 VERSIONS = ("v1beta2", "v1beta1")  # preferred first; both have the same summary shape

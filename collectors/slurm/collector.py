@@ -19,10 +19,10 @@ from typing import Any
 
 import msgspec
 
-from collectors.errors import UserError
-from collectors.model import Node, Snapshot
-from collectors.slurm import commands as cmd
-from collectors.slurm import (
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Node, Snapshot
+from quotatop.collectors.slurm import commands as cmd
+from quotatop.collectors.slurm import (
     limits,
     mapping,
     runtimes,
@@ -33,10 +33,10 @@ from collectors.slurm import (
     squeue_text,
     sshare,
 )
-from collectors.slurm.durations import parse_duration
-from collectors.slurm.errors import ParseError, SlurmReportedError
-from collectors.slurm.json_decode import decode_sacct, decode_sinfo, decode_squeue
-from collectors.slurm.runner import CommandError, Result, Runner
+from quotatop.collectors.slurm.durations import parse_duration
+from quotatop.collectors.slurm.errors import ParseError, SlurmReportedError
+from quotatop.collectors.slurm.json_decode import decode_sacct, decode_sinfo, decode_squeue
+from quotatop.collectors.slurm.runner import CommandError, Result, Runner
 
 Parser = Callable[[bytes], Any]
 Command = tuple[str, list[str], Parser]  # status name, argv, parser of its stdout

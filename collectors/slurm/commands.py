@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collectors.slurm import sacctmgr, sprio, squeue_text, sshare
+from quotatop.collectors.slurm import sacctmgr, sprio, squeue_text, sshare
 
 SINFO_NODE_FORMAT = (
     "NodeList:|,Partition:|,StateLong:|,CPUsState:|,Memory:|,AllocMem:|,Gres:|,GresUsed:|,Reason:|"

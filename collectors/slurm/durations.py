@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import re
 
-from collectors.slurm.errors import ParseError
-from collectors.slurm.table import MAX_INT
+from quotatop.collectors.slurm.errors import ParseError
+from quotatop.collectors.slurm.table import MAX_INT
 
 # None = no limit or no value: the UI says "unlimited"/"n/a", never shows 0.
 NO_VALUE = frozenset(

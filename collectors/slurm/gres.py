@@ -6,8 +6,8 @@ import re
 
 from msgspec import Struct
 
-from collectors.slurm.errors import ParseError
-from collectors.slurm.ranges import format_ranges, split_top
+from quotatop.collectors.slurm.errors import ParseError
+from quotatop.collectors.slurm.ranges import format_ranges, split_top
 
 EMPTY = frozenset({"", "(null)", "N/A", "None"})
 _ITEM = re.compile(

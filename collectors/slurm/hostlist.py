@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 import re
 
-from collectors.slurm.errors import ParseError
-from collectors.slurm.ranges import split_top
+from quotatop.collectors.slurm.errors import ParseError
+from quotatop.collectors.slurm.ranges import split_top
 
 EMPTY = frozenset({"", "(null)", "None", "N/A"})
 # A cluster this large does not exist; the cap stops "n[0-999999999]" eating memory.

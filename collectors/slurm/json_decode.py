@@ -14,8 +14,8 @@ from typing import Any
 
 import msgspec
 
-from collectors.gc_pause import gc_paused
-from collectors.model import (
+from quotatop.collectors.gc_pause import gc_paused
+from quotatop.collectors.model import (
     BOOT_FAIL,
     CANCELLED,
     COMPLETED,
@@ -32,17 +32,17 @@ from collectors.model import (
     Node,
     Resources,
 )
-from collectors.slurm import json_schema as js
-from collectors.slurm.errors import ParseError, SlurmReportedError
-from collectors.slurm.gres import parse_gres
-from collectors.slurm.hostlist import expand_hostlist
-from collectors.slurm.tres import parse_tres
+from quotatop.collectors.slurm import json_schema as js
+from quotatop.collectors.slurm.errors import ParseError, SlurmReportedError
+from quotatop.collectors.slurm.gres import parse_gres
+from quotatop.collectors.slurm.hostlist import expand_hostlist
+from quotatop.collectors.slurm.tres import parse_tres
 
 try:
     # Native (json_prune/, built into the core's extension by `pip install .` and `make
     # build`): drops the ~90 keys of each job the Structs do not declare before msgspec
     # reads them; without it (a core built before it carried the pruner), msgspec skips them.
-    from scheduler_core._core import prune_json_keys as _prune
+    from quotatop.scheduler_core._core import prune_json_keys as _prune
 except ImportError:  # pragma: no cover - an install without the native pruner
     _prune = None
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from collectors.model import Limit, Partition, Resources
-from collectors.slurm.sacctmgr import Assoc, QosRow
+from quotatop.collectors.model import Limit, Partition, Resources
+from quotatop.collectors.slurm.sacctmgr import Assoc, QosRow
 
 RANK_PARTITION_QOS = 0
 RANK_QOS = 1

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from collectors.model import (
+from quotatop.collectors.model import (
     PENDING,
     PREEMPTED,
     RUNNING,
@@ -17,16 +17,16 @@ from collectors.model import (
     ShareNode,
     Team,
 )
-from collectors.model import Job as ModelJob
-from collectors.slurm.durations import parse_duration
-from collectors.slurm.errors import ParseError
-from collectors.slurm.hostlist import expand_hostlist
-from collectors.slurm.json_decode import job_state, resources
-from collectors.slurm.sacctmgr import Assoc, QosRow
-from collectors.slurm.sprio import SprioRow
-from collectors.slurm.sshare import ShareRow
-from collectors.slurm.table import to_float, to_int
-from collectors.slurm.timestamps import parse_timestamp
+from quotatop.collectors.model import Job as ModelJob
+from quotatop.collectors.slurm.durations import parse_duration
+from quotatop.collectors.slurm.errors import ParseError
+from quotatop.collectors.slurm.hostlist import expand_hostlist
+from quotatop.collectors.slurm.json_decode import job_state, resources
+from quotatop.collectors.slurm.sacctmgr import Assoc, QosRow
+from quotatop.collectors.slurm.sprio import SprioRow
+from quotatop.collectors.slurm.sshare import ShareRow
+from quotatop.collectors.slurm.table import to_float, to_int
+from quotatop.collectors.slurm.timestamps import parse_timestamp
 
 NO_GUARANTEE = "Slurm has no guarantee: GrpTRES is a cap (max) only"
 

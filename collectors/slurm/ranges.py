@@ -4,7 +4,7 @@ each read their own ranges (zero padding, steps and limits differ)."""
 
 from __future__ import annotations
 
-from collectors.slurm.errors import ParseError
+from quotatop.collectors.slurm.errors import ParseError
 
 
 def split_top(text: str, what: str, opening: str, closing: str, *,

@@ -28,9 +28,9 @@ from collections.abc import Mapping, Sequence
 import psutil
 from msgspec import Struct
 
-from collectors import procgroups
-from collectors.model import SourceStatus
-from collectors.slurm.commands import FORMATS
+from quotatop.collectors import procgroups
+from quotatop.collectors.model import SourceStatus
+from quotatop.collectors.slurm.commands import FORMATS
 
 
 class NotAllowed(ValueError):

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from collectors.model import COMPLETED, PENDING, RUNNING, SUSPENDED, Job
+from quotatop.collectors.model import COMPLETED, PENDING, RUNNING, SUSPENDED, Job
 
 LAST = 2  # how many of the latest runs are averaged
 _LIVE = frozenset({PENDING, RUNNING, SUSPENDED})

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from collectors.model import Resources
-from collectors.slurm.durations import parse_duration
-from collectors.slurm.table import rows, to_float, to_int
-from collectors.slurm.tres import parse_tres
+from quotatop.collectors.model import Resources
+from quotatop.collectors.slurm.durations import parse_duration
+from quotatop.collectors.slurm.table import rows, to_float, to_int
+from quotatop.collectors.slurm.tres import parse_tres
 
 ASSOC_FORMAT = (
     "Cluster,Account,User,Partition,ParentName,ID,LFT,RGT,Fairshare,Priority,DefaultQOS,QOS,"

@@ -8,11 +8,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from collectors.model import SchedulerConfig
-from collectors.slurm.durations import parse_duration
-from collectors.slurm.errors import ParseError
-from collectors.slurm.table import MAX_INT
-from collectors.slurm.tres import tres_key
+from quotatop.collectors.model import SchedulerConfig
+from quotatop.collectors.slurm.durations import parse_duration
+from quotatop.collectors.slurm.errors import ParseError
+from quotatop.collectors.slurm.table import MAX_INT
+from quotatop.collectors.slurm.tres import tres_key
 
 # The keys whose printed values are kept in SchedulerConfig.raw (for the UI).
 RAW_KEYS = (

@@ -6,13 +6,13 @@ import re
 
 from msgspec import Struct
 
-from collectors.model import Partition, Resources
-from collectors.slurm.durations import parse_duration
-from collectors.slurm.errors import ParseError
-from collectors.slurm.gres import parse_gres
-from collectors.slurm.hostlist import expand_hostlist
-from collectors.slurm.table import to_int
-from collectors.slurm.tres import parse_tres
+from quotatop.collectors.model import Partition, Resources
+from quotatop.collectors.slurm.durations import parse_duration
+from quotatop.collectors.slurm.errors import ParseError
+from quotatop.collectors.slurm.gres import parse_gres
+from quotatop.collectors.slurm.hostlist import expand_hostlist
+from quotatop.collectors.slurm.table import to_int
+from quotatop.collectors.slurm.tres import parse_tres
 
 # A key starts a token; values may contain spaces (OS=Linux 6.1 #1 SMP ...), so a value
 # runs until the next "Key=" that follows whitespace.

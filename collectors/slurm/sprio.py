@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from collectors.model import PriorityFactors
-from collectors.slurm.table import rows, to_float
+from quotatop.collectors.model import PriorityFactors
+from quotatop.collectors.slurm.table import rows, to_float
 
 FORMAT = "%i|%r|%u|%Y|%y|%A|%a|%B|%b|%F|%f|%J|%j|%P|%p|%Q|%q|%S|%N|%T|%t"
 COLUMNS = [

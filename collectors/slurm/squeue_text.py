@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collectors.slurm.errors import ParseError
+from quotatop.collectors.slurm.errors import ParseError
 
 FIELDS = [
     "JobID",

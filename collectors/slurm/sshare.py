@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from collectors.model import FairShare
-from collectors.slurm.table import rows, to_float
+from quotatop.collectors.model import FairShare
+from quotatop.collectors.slurm.table import rows, to_float
 
 FORMAT = (
     "Account,User,Cluster,ID,RawShares,NormShares,RawUsage,NormUsage,EffectvUsage,"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from collectors.slurm.errors import ParseError
+from quotatop.collectors.slurm.errors import ParseError
 
 # Slurm keeps priorities and counts in 16 to 64 bits; a number beyond 2^53 (exact as a
 # float, and as a JSON number elsewhere) is not one Slurm meant, and one beyond 2^64

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from collectors.slurm.errors import ParseError
+from quotatop.collectors.slurm.errors import ParseError
 
 NO_VALUE = frozenset({"", "Unknown", "N/A", "None", "(null)", "NONE", "n/a"})
 _ISO = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$")

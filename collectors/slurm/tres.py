@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import re
 
-from collectors.model import Resources
-from collectors.slurm.errors import ParseError
+from quotatop.collectors.model import Resources
+from quotatop.collectors.slurm.errors import ParseError
 
 EMPTY = frozenset({"", "(null)", "N/A", "None", "n/a"})
 # Slurm prints memory with a unit suffix; the model counts MiB.

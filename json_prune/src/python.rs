@@ -1,7 +1,7 @@
 //! `prune_json_keys(data, member, keep) -> bytes`, the GIL released while it scans.
 //!
 //! There is no module of its own here: scheduler_core's extension registers this
-//! function (`scheduler_core._core.prune_json_keys`), so the one build of the Python
+//! function (`quotatop.scheduler_core._core.prune_json_keys`), so the one build of the Python
 //! package (`pip install .` or `make build`) gives it.
 
 use pyo3::exceptions::PyValueError;

@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from collectors.errors import UserError
+from quotatop.collectors.errors import UserError
 from quotatop.flags import MAX_NODES, MAX_PER_NODE, number, seconds
 from quotatop.source_flags import add_source_flags
 
@@ -70,9 +70,9 @@ def history_trace(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[float 
     collector's runner, as a trace on the cluster's nodes, and the quotas in force."""
     from quotatop.commands.report import gather_slurm, parse_when
     from quotatop.config import load_config
+    from quotatop.recording.store import parse_duration
+    from quotatop.review.period_trace import current_quotas, period_trace
     from quotatop.tui_launch import source_words
-    from recording.store import parse_duration
-    from review.period_trace import current_quotas, period_trace
 
     cfg = load_config(args.config)
     kind, _ = source_words(args.source or [cfg.source], cfg.source)
@@ -94,8 +94,8 @@ def history_trace(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[float 
 
 
 def run(args: argparse.Namespace) -> int:
-    from review import advise as adv
-    from simulation.trace_simulate import cluster_shape, load_trace, resolve_trace
+    from quotatop.review import advise as adv
+    from quotatop.simulation.trace_simulate import cluster_shape, load_trace, resolve_trace
 
     t0 = time.perf_counter()
     if args.policy not in POLICIES:
@@ -172,7 +172,7 @@ def _quota(c: Any, res: str, teams: list[str], shown: int = 3) -> str:
 
 def print_report(out: dict[str, Any], results: list[Any], front: list[int],
                  rec: int | None, why: list[str]) -> None:
-    from review.advise import fmt_wait, worst_p95
+    from quotatop.review.advise import fmt_wait, worst_p95
 
     teams, res = out["teams"], out["resource"]
     print(f"{out['trace']} ({out['format']}): {out['jobs']:,} jobs, {len(teams)} teams, "

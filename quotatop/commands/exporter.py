@@ -25,9 +25,9 @@ from urllib.parse import urlparse
 
 import msgspec
 
-from collectors import procgroups
-from collectors.errors import UserError
-from collectors.model import PENDING, Snapshot
+from quotatop.collectors import procgroups
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import PENDING, Snapshot
 from quotatop.flags import number, seconds
 from quotatop.source_flags import add_source_flags, source_options
 
@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 
     from prometheus_client.core import GaugeMetricFamily
 
-    from collectors.base import Collector as Source
-    from incidents import IncidentConfig, IncidentMonitor
+    from quotatop.collectors.base import Collector as Source
+    from quotatop.incidents import IncidentConfig, IncidentMonitor
 
 GPU = "gpu"  # stranded capacity is counted in GPUs whatever the snapshot's display unit
 
@@ -98,8 +98,8 @@ def stranded_gpus(snap: Snapshot) -> float:
     pending and the node's hole is smaller than what every one of them needs per node
     (fragmentation: ``incidents.fragmentation.fits``). With no GPU job pending,
     idle GPUs are just idle, not stranded."""
-    from incidents.fragmentation import fits
-    from tui.derive import node_is_stranding
+    from quotatop.incidents.fragmentation import fits
+    from quotatop.tui.derive import node_is_stranding
 
     pending = [j for j in snap.jobs if j.state == PENDING and j.request.get(GPU, 0.0) > 0]
     total = 0.0
@@ -119,7 +119,7 @@ def stranded_gpus(snap: Snapshot) -> float:
 def team_figures(snap: Snapshot, waits: dict[str, list[float]]) -> dict[str, TeamFigures]:
     """Per team, from the same derivation as the TUI's team table (tui/derive.py), so a
     dashboard and the TUI never disagree on who borrows what."""
-    from tui.derive import job_counts, team_rows, unit_of
+    from quotatop.tui.derive import job_counts, team_rows, unit_of
 
     unit = unit_of(snap)
     counts = job_counts(snap.jobs, unit)
@@ -172,7 +172,7 @@ class Exporter:
     def __init__(self, source: Source, *, cluster: str, refresh: float, kind: str = "source",
                  incidents: IncidentConfig | None = None,
                  clock: Callable[[], float] = time.time) -> None:
-        from incidents import IncidentMonitor
+        from quotatop.incidents import IncidentMonitor
 
         self.source = source
         self.kind = kind
@@ -312,7 +312,7 @@ class QuotaMetrics:
                      "Free GPUs no job can use: on down/drained or CPU/memory-exhausted "
                      "nodes, or in holes too small for every pending GPU job",
                      ["cluster"], [([c], frame.stranded_gpus)])
-        from incidents import KINDS
+        from quotatop.incidents import KINDS
 
         # Every kind, zeros included, so `quotatop_incidents_open > 0` alerts resolve.
         yield _gauge("quotatop_incidents_open", "Incidents open now, by kind",
@@ -345,8 +345,8 @@ def default_cluster(kind: str, opts: Any) -> str:
 
 def build(args: argparse.Namespace) -> Exporter:
     """The exporter for the parsed flags, its source opened (UserError on bad input)."""
-    from incidents import IncidentConfig
     from quotatop.config import load_config
+    from quotatop.incidents import IncidentConfig
     from quotatop.sources import open_source
     from quotatop.tui_launch import source_words
 

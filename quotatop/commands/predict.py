@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from collectors.errors import UserError
+from quotatop.collectors.errors import UserError
 from quotatop.flags import number
 from quotatop.source_flags import add_source_flags, source_options
 
@@ -104,8 +104,8 @@ def rows(snap: Any, predictions: Any) -> list[PredictedJob]:
 def predict_snapshot(snap: Any, runtimes: str = "estimate",
                      horizon: float = 7 * 86400.0) -> PredictOutput:
     """Predict ``snap`` with the policy of its own scheduler."""
-    import scheduler_core
-    from scheduler_core.site import site_policy
+    from quotatop import scheduler_core
+    from quotatop.scheduler_core.site import site_policy
 
     policy = site_policy(snap, runtimes=runtimes)  # type: ignore[arg-type]
     try:

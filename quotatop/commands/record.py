@@ -11,14 +11,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from collectors import procgroups
-from collectors.errors import UserError
 from quotatop import __version__
+from quotatop.collectors import procgroups
+from quotatop.collectors.errors import UserError
 from quotatop.flags import MAX_FRAMES, number, seconds
 from quotatop.source_flags import add_source_flags, source_overrides
 
 if TYPE_CHECKING:
-    from collectors.base import Collector
+    from quotatop.collectors.base import Collector
 
 SOURCES = ("slurm", "k8s", "prometheus", "demo")
 
@@ -83,7 +83,7 @@ def _daemonize(pidfile: Path, log: str | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recording.store import Recorder, RecordingError, parse_duration
+    from quotatop.recording.store import Recorder, RecordingError, parse_duration
 
     try:
         retention = parse_duration(args.retention) if args.retention else None

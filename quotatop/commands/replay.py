@@ -10,7 +10,7 @@ import json
 import math
 import sys
 
-from collectors.errors import UserError
+from quotatop.collectors.errors import UserError
 from quotatop.flags import number, seconds
 
 
@@ -18,7 +18,7 @@ def parse_at(text: str, start: float, end: float) -> float:
     """``HH:MM[:SS]`` (local time of day, the first such moment at or after the
     recording's start), ``+90s``/``+2h`` (offset from the start), an ISO date-time,
     or epoch seconds."""
-    from recording.store import parse_duration
+    from quotatop.recording.store import parse_duration
 
     s = text.strip()
     if s.startswith("+"):
@@ -67,7 +67,7 @@ def _clock_or_date(s: str, text: str, start: float) -> float:
 
 def predictions_for(snap) -> tuple[object, str | None]:
     """The core's predictions from this frame, or None and why not."""
-    import scheduler_core
+    from quotatop import scheduler_core
 
     if getattr(scheduler_core, "predict", None) is None:
         return None, "this build of the core has no predict()"
@@ -85,8 +85,8 @@ def predictions_for(snap) -> tuple[object, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from recording.replay_source import ReplaySource
-    from recording.store import RecordingError
+    from quotatop.recording.replay_source import ReplaySource
+    from quotatop.recording.store import RecordingError
 
     try:
         source = ReplaySource(args.file, speed=args.speed)
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             return _print_frame(source, args)
         from quotatop import __version__
-        from tui.app import QuotatopApp
+        from quotatop.tui.app import QuotatopApp
 
         QuotatopApp(source, refresh=args.refresh, version=__version__).run()
         return 0
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 def _print_frame(source, args: argparse.Namespace) -> int:
     import msgspec
 
-    from incidents import IncidentMonitor
+    from quotatop.incidents import IncidentMonitor
 
     source.pause()
     snap = source.collect()

@@ -23,11 +23,10 @@ from typing import Any
 
 import msgspec
 
-from collectors.errors import UserError
-from collectors.model import Node, Snapshot, Team
-from quotatop.source_flags import add_source_flags, source_overrides
-from review.frames import recording_frames
-from review.report import (
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Node, Snapshot, Team
+from quotatop.review.frames import recording_frames
+from quotatop.review.report import (
     JobRecord,
     Prices,
     Report,
@@ -36,6 +35,7 @@ from review.report import (
     parse_prices,
     to_builtins,
 )
+from quotatop.source_flags import add_source_flags, source_overrides
 
 FORMATS = ("md", "csv", "json", "html")
 NO_INCIDENTS_LIVE = ("incidents need a recording: run `quotatop record --source slurm` "
@@ -64,7 +64,7 @@ def parse_when(text: str, now: float) -> float:
 
 
 def _duration(text: str) -> float:
-    from recording.store import parse_duration
+    from quotatop.recording.store import parse_duration
 
     try:
         return parse_duration(text)
@@ -77,7 +77,7 @@ def load_prices(path: str | None, cfg: Any) -> Prices:
     wins over the config's [prices]."""
     if path is None:
         return parse_prices(cfg.prices or {}, cfg.path or "config")
-    from collectors.files import read_toml
+    from quotatop.collectors.files import read_toml
 
     raw = read_toml(path, "prices file")
     table = raw["prices"] if isinstance(raw.get("prices"), dict) and len(raw) == 1 else raw
@@ -85,7 +85,7 @@ def load_prices(path: str | None, cfg: Any) -> Prices:
 
 
 def _incident_config(cfg: Any) -> Any:
-    from incidents import IncidentConfig
+    from quotatop.incidents import IncidentConfig
 
     try:
         return msgspec.convert(cfg.incidents or {}, IncidentConfig)
@@ -110,8 +110,8 @@ class Gathered(msgspec.Struct, kw_only=True):
 
 def _from_frames(frames: Iterable[Snapshot], incident_cfg: Any) -> Gathered:
     """One pass over the frames: the job runs and the incidents both."""
-    from incidents import IncidentMonitor
-    from review.history import History
+    from quotatop.incidents import IncidentMonitor
+    from quotatop.review.history import History
 
     hist = History()
     mon = IncidentMonitor(incident_cfg)
@@ -128,9 +128,9 @@ def _from_frames(frames: Iterable[Snapshot], incident_cfg: Any) -> Gathered:
 
 def _demo_frames(path: str | None) -> Iterable[Snapshot]:
     """The scenario once through (no loop), every frame the demo would show."""
+    from quotatop.review.frames import scenario_frames
+    from quotatop.simulation.scenario import load_scenario
     from quotatop.sources import DEFAULT_SCENARIO
-    from review.frames import scenario_frames
-    from simulation.scenario import load_scenario
 
     return scenario_frames(load_scenario(path or DEFAULT_SCENARIO))
 
@@ -138,9 +138,9 @@ def _demo_frames(path: str | None) -> Iterable[Snapshot]:
 def gather_slurm(args: argparse.Namespace, cfg: Any, since: float, until: float) -> Gathered:
     """The runs of ``[since, until)`` from one sacct query, the teams and nodes from one
     ordinary snapshot of the Slurm collector (report, and advise --history)."""
-    from collectors.slurm.runner import CommandError, Runner
+    from quotatop.collectors.slurm.runner import CommandError, Runner
+    from quotatop.review.sacct import parse_sacct, sacct_argv
     from quotatop.sources import open_source
-    from review.sacct import parse_sacct, sacct_argv
 
     opts = cfg.source_options("slurm", **source_overrides(args, "slurm"))
     # The teams and their parents come from one ordinary snapshot (sacctmgr's tree).

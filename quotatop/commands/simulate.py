@@ -8,14 +8,14 @@ import sys
 
 
 def run(args: argparse.Namespace) -> int:
-    from simulation.trace_simulate import resolve_trace
+    from quotatop.simulation.trace_simulate import resolve_trace
 
     if getattr(args, "format", None) or resolve_trace(args.file, None):
         from quotatop.commands.simulate_trace import run as run_trace
 
         return run_trace(args)
-    from simulation.scenario import load_scenario
-    from simulation.simulate import jsonl_lines
+    from quotatop.simulation.scenario import load_scenario
+    from quotatop.simulation.simulate import jsonl_lines
 
     scenario = load_scenario(args.file)
     lines = list(jsonl_lines(scenario))  # all or nothing: no half output on error

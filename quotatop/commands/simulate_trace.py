@@ -11,10 +11,10 @@ import math
 import sys
 import time
 
-from collectors.errors import UserError
 from quotatop import __version__
+from quotatop.collectors.errors import UserError
 from quotatop.flags import MAX_FRAMES, MAX_GPUS, MAX_NODES, MAX_PER_NODE, number, seconds
-from simulation.trace_simulate import (
+from quotatop.simulation.trace_simulate import (
     BSLD_TAU,
     FORMATS,
     POLICIES,
@@ -33,7 +33,7 @@ from simulation.trace_simulate import (
     simulate_trace,
     unused,
 )
-from simulation.traces.model import Trace
+from quotatop.simulation.traces.model import Trace
 
 
 def run(args: argparse.Namespace) -> int:
@@ -175,8 +175,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def record(trace: Trace, starts: list[float], path: str, *, frames: int = 500) -> int:
     """Write ``frames`` snapshots evenly over the simulated span."""
-    from collectors.model import PENDING, RUNNING, Job, Node, Snapshot, Team
-    from recording.store import Recorder, RecordingError
+    from quotatop.collectors.model import PENDING, RUNNING, Job, Node, Snapshot, Team
+    from quotatop.recording.store import Recorder, RecordingError
 
     (res, cap), = trace.capacity.items()
     t0 = min(tj.submit_time for tj in trace.jobs)

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from collectors.errors import UserError
+from quotatop.collectors.errors import UserError
 from quotatop.source_flags import add_source_flags, source_overrides
 
 
@@ -81,7 +81,7 @@ def collect_showing_progress(collector: Any, out: TextIO = sys.stderr) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from collectors.model import to_json
+    from quotatop.collectors.model import to_json
     from quotatop.config import load_config
     from quotatop.sources import open_source
 

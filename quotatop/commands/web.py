@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from collectors.errors import UserError
+from quotatop.collectors.errors import UserError
 from quotatop.flags import number
 from quotatop.source_flags import add_source_flags
 

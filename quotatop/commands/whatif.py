@@ -14,8 +14,8 @@ import sys
 import msgspec
 
 from quotatop.flags import number
+from quotatop.review.whatif import WhatifOutput, parse_set, whatif
 from quotatop.source_flags import add_source_flags
-from review.whatif import WhatifOutput, parse_set, whatif
 
 __all__ = ["WhatifOutput", "text", "whatif"]
 

@@ -49,8 +49,8 @@ from typing import Any
 
 from msgspec import Struct
 
-from collectors.gc_pause import gc_paused
-from simulation.traces.model import (
+from quotatop.collectors.gc_pause import gc_paused
+from quotatop.simulation.traces.model import (
     MAX_NODES,
     MAX_REQUEST,
     MAX_TIME,

@@ -10,7 +10,7 @@ import math
 
 from msgspec import Struct
 
-from collectors.model import Job, Resources
+from quotatop.collectors.model import Job, Resources
 
 # What a trace's numbers may be: a job's time (seconds, from the trace's start or
 # since the epoch) and its request of the traced resource; a cluster's node count.

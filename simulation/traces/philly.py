@@ -18,9 +18,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from collectors.gc_pause import gc_paused
-from simulation.traces.gpu_csv import MAX_WARNINGS, capacity_of
-from simulation.traces.model import MAX_REQUEST, MAX_TIME, Trace, TraceError, TraceJob, in_range
+from quotatop.collectors.gc_pause import gc_paused
+from quotatop.simulation.traces.gpu_csv import MAX_WARNINGS, capacity_of
+from quotatop.simulation.traces.model import (
+    MAX_REQUEST,
+    MAX_TIME,
+    Trace,
+    TraceError,
+    TraceJob,
+    in_range,
+)
 
 MISSING = ("GPU type", "QoS", "time limit")
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collectors.gc_pause import gc_paused
-from simulation.traces.model import (
+from quotatop.collectors.gc_pause import gc_paused
+from quotatop.simulation.traces.model import (
     MAX_NODES,
     MAX_REQUEST,
     MAX_TIME,

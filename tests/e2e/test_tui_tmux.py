@@ -82,9 +82,9 @@ def _frame(shown: str) -> tuple[int, int]:
 
 def _default_demo() -> tuple[str, str]:
     """(the default scenario's name, its first team): what `quotatop` plays."""
+    from quotatop.simulation.scenario import load_scenario
+    from quotatop.simulation.scenario_source import ScenarioSource
     from quotatop.sources import DEFAULT_SCENARIO
-    from simulation.scenario import load_scenario
-    from simulation.scenario_source import ScenarioSource
 
     snap = ScenarioSource(load_scenario(DEFAULT_SCENARIO)).collect()
     return DEFAULT_SCENARIO.stem, snap.teams[0].name

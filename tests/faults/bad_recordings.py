@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 from tui_fixtures import T0, snapshot
 
-from recording.store import Recorder
+from quotatop.recording.store import Recorder
 
 FAULTS = ("truncated", "foreign", "foreign-wal", "corrupt")
 

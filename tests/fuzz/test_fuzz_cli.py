@@ -20,9 +20,9 @@ from functools import cache
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from collectors.errors import UserError
 from fuzz.strategies import NUMBER_WORDS, fuzz, hostile_text, hostile_words, one_line
 from quotatop.cli import build_parser
+from quotatop.collectors.errors import UserError
 
 
 @cache
@@ -135,7 +135,7 @@ def test_at_is_a_time_or_one_user_error(text: str, start: float) -> None:
 @fuzz()
 @given(at_texts)
 def test_retention_is_a_finite_duration_or_a_value_error(text: str) -> None:
-    from recording.store import MAX_DURATION, parse_duration
+    from quotatop.recording.store import MAX_DURATION, parse_duration
 
     try:
         got = parse_duration(text)

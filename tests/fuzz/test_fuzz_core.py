@@ -18,8 +18,19 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-import scheduler_core
-from collectors.model import (
+from fuzz.strategies import (
+    BIG_INTS,
+    DEMO,
+    FLOATS,
+    Named,
+    fuzz,
+    mutated_bytes,
+    mutated_tree,
+    one_line,
+    pack_msgpack,
+)
+from quotatop import scheduler_core
+from quotatop.collectors.model import (
     FairShare,
     Job,
     Limit,
@@ -33,19 +44,8 @@ from collectors.model import (
     Team,
     to_msgpack,
 )
-from fuzz.strategies import (
-    BIG_INTS,
-    DEMO,
-    FLOATS,
-    Named,
-    fuzz,
-    mutated_bytes,
-    mutated_tree,
-    one_line,
-    pack_msgpack,
-)
-from scheduler_core import Policy, PriorityWeights, SimJob
-from scheduler_core._core import (
+from quotatop.scheduler_core import Policy, PriorityWeights, SimJob
+from quotatop.scheduler_core._core import (
     check_policy,
     fifo_simulate,
     predict_msgpack,
@@ -200,8 +200,8 @@ def test_fifo_simulate_answers_or_is_one_value_error(
 # ---- bytes -----------------------------------------------------------------------------
 def _real_snapshot() -> Snapshot:
     """A demo cluster a few steps in: nodes, teams, running and pending jobs."""
-    from simulation.scenario import load_scenario
-    from simulation.scenario_source import ScenarioSource
+    from quotatop.simulation.scenario import load_scenario
+    from quotatop.simulation.scenario_source import ScenarioSource
 
     src = ScenarioSource(load_scenario(DEMO / "split_60_30_10.toml"), loop=False)
     snap = src.collect()

@@ -28,9 +28,6 @@ import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
 
-from collectors.errors import UserError
-from collectors.k8s.kubeconfig import KubeconfigError, check_kubeconfig
-from collectors.model import Job, Node, Snapshot, Team
 from fuzz.strategies import (
     DEMO,
     ROOT,
@@ -48,12 +45,15 @@ from fuzz.strategies import (
     one_line,
     read_text,
 )
+from quotatop.collectors.errors import UserError
+from quotatop.collectors.k8s.kubeconfig import KubeconfigError, check_kubeconfig
+from quotatop.collectors.model import Job, Node, Snapshot, Team
 from quotatop.config import parse_config
+from quotatop.recording.store import Recorder, Recording, RecordingError
+from quotatop.simulation.scenario import ScenarioV2, load_scenario
+from quotatop.simulation.simulate import jsonl_lines
+from quotatop.simulation.trace_simulate import load_trace, simulate_trace
 from quotatop.sources import SOURCES
-from recording.store import Recorder, Recording, RecordingError
-from simulation.scenario import ScenarioV2, load_scenario
-from simulation.simulate import jsonl_lines
-from simulation.trace_simulate import load_trace, simulate_trace
 
 
 @contextmanager

@@ -22,21 +22,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from slurm_fixture_runner import FixtureRunner
 
-import scheduler_core
-from collectors.model import to_msgpack
-from collectors.slurm import (
-    json_decode,
-    mapping,
-    sacctmgr,
-    sched_config,
-    scontrol,
-    sprio,
-    squeue_text,
-    sshare,
-)
-from collectors.slurm.collector import SlurmCollector
-from collectors.slurm.errors import ParseError, SlurmReportedError
-from collectors.slurm.json_decode import decode_sacct, decode_sinfo, decode_squeue
 from fuzz.strategies import (
     NEWER_JSON,
     V2205,
@@ -54,6 +39,21 @@ from fuzz.strategies import (
     read_bytes,
     read_text,
 )
+from quotatop import scheduler_core
+from quotatop.collectors.model import to_msgpack
+from quotatop.collectors.slurm import (
+    json_decode,
+    mapping,
+    sacctmgr,
+    sched_config,
+    scontrol,
+    sprio,
+    squeue_text,
+    sshare,
+)
+from quotatop.collectors.slurm.collector import SlurmCollector
+from quotatop.collectors.slurm.errors import ParseError, SlurmReportedError
+from quotatop.collectors.slurm.json_decode import decode_sacct, decode_sinfo, decode_squeue
 
 JSON_FIXTURES = sorted(
     [V2205 / n for n in ("squeue.json", "sinfo.json", "sinfo_idle.json", "sacct.json")]
@@ -328,7 +328,7 @@ def test_a_collect_round_on_hostile_answers_is_a_snapshot_the_core_reads(
 def test_found_a_duration_out_of_range_is_a_parse_error(text: str) -> None:
     # Found by this suite: int() of 5,000 digits raised ValueError, a 400-digit field
     # OverflowError (times 60, into a float), a 400-digit seconds field read as inf.
-    from collectors.slurm.durations import parse_duration
+    from quotatop.collectors.slurm.durations import parse_duration
 
     with pytest.raises(ParseError, match="duration"):
         parse_duration(text)

@@ -19,12 +19,6 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-import scheduler_core
-from collectors.k8s import quantity
-from collectors.k8s.collector import KubernetesCollector, KubernetesConfig
-from collectors.k8s.visibility import parse_summary
-from collectors.model import Snapshot, to_msgpack
-from collectors.prometheus_source import PrometheusCollector, PrometheusConfig
 from fuzz.strategies import (
     RawJson,
     dump_json,
@@ -38,6 +32,12 @@ from fuzz.strategies import (
     paths,
 )
 from harness.kube_apiserver import seed_objects
+from quotatop import scheduler_core
+from quotatop.collectors.k8s import quantity
+from quotatop.collectors.k8s.collector import KubernetesCollector, KubernetesConfig
+from quotatop.collectors.k8s.visibility import parse_summary
+from quotatop.collectors.model import Snapshot, to_msgpack
+from quotatop.collectors.prometheus_source import PrometheusCollector, PrometheusConfig
 
 
 def _reaches_the_core(snap: Snapshot) -> None:

@@ -19,7 +19,7 @@ if __package__ in (None, ""):
     # Run as a script: make `tests.harness` importable from the repo root.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from collectors.slurm import squeue_text
+from quotatop.collectors.slurm import squeue_text
 from tests.harness.slurm_cluster import SlurmCluster, Workload
 
 # Text formats: "|" as the field suffix, width 0 (= never truncate, never pad).

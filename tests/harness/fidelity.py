@@ -432,9 +432,9 @@ def placement_at_start(obs: Observation, placement: str) -> tuple[int, int]:
     Returns (right, measured)."""
     import msgspec
 
-    import scheduler_core
-    from collectors.model import Job, Snapshot
-    from scheduler_core.site import site_policy
+    from quotatop import scheduler_core
+    from quotatop.collectors.model import Job, Snapshot
+    from quotatop.scheduler_core.site import site_policy
 
     if obs.snapshot is None:
         return 0, 0

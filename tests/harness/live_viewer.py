@@ -43,7 +43,7 @@ def main() -> int:
 
     sys.addaudithook(hook)
 
-    from collectors.errors import UserError
+    from quotatop.collectors.errors import UserError
     from quotatop.commands.predict import predict_snapshot
     from quotatop.sources import SourceOptions, open_source
 

@@ -6,12 +6,12 @@ from dataclasses import dataclass, field
 
 from textual.containers import Vertical
 
-from collectors.footprint import Footprint
-from collectors.model import Snapshot, Team
-from tui.chart_data import ChartHistory
-from tui.derive import Derived
-from tui.live_incidents import IncidentState
-from tui.predictions import Predictions
+from quotatop.collectors.footprint import Footprint
+from quotatop.collectors.model import Snapshot, Team
+from quotatop.tui.chart_data import ChartHistory
+from quotatop.tui.derive import Derived
+from quotatop.tui.live_incidents import IncidentState
+from quotatop.tui.predictions import Predictions
 
 _SOURCE_NAMES = {"slurm": "Slurm", "k8s": "Kubernetes", "kube": "Kubernetes",
                  "kueue": "Kueue", "prometheus": "Prometheus", "demo": "demo",

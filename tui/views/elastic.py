@@ -8,11 +8,11 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 
-from tui.derive import TeamRow, reclaim_order
-from tui.format import DASH, duration, num
-from tui.table_fit import SCROLLBAR, Cell, Columns, Rows, fill_table, layout_width
-from tui.theme_colors import team_style
-from tui.views.base import View, ViewData, no_guarantee
+from quotatop.tui.derive import TeamRow, reclaim_order
+from quotatop.tui.format import DASH, duration, num
+from quotatop.tui.table_fit import SCROLLBAR, Cell, Columns, Rows, fill_table, layout_width
+from quotatop.tui.theme_colors import team_style
+from quotatop.tui.views.base import View, ViewData, no_guarantee
 
 GAUGE = 40
 

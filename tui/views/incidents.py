@@ -10,10 +10,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
-from incidents import Incident
-from tui.format import DASH, duration
-from tui.table_fit import SCROLLBAR, Cell, Columns, Rows, fill_table, fit_layout
-from tui.views.base import View, ViewData
+from quotatop.incidents import Incident
+from quotatop.tui.format import DASH, duration
+from quotatop.tui.table_fit import SCROLLBAR, Cell, Columns, Rows, fill_table, fit_layout
+from quotatop.tui.views.base import View, ViewData
 
 KIND_WORDS = {"queue_storm": "queue storm", "starvation": "starvation",
               "overcommit": "over-commit", "fragmentation": "fragmentation",

@@ -9,12 +9,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from collectors.model import RUNNING, Snapshot
-from tui.derive import DOWN_STATES, node_is_stranding
-from tui.format import num
-from tui.theme_colors import team_color
-from tui.views.base import View, ViewData
-from tui.widgets.node_grid import FREE, STRANDED, UNKNOWN, NodeCell, NodeGrid
+from quotatop.collectors.model import RUNNING, Snapshot
+from quotatop.tui.derive import DOWN_STATES, node_is_stranding
+from quotatop.tui.format import num
+from quotatop.tui.theme_colors import team_color
+from quotatop.tui.views.base import View, ViewData
+from quotatop.tui.widgets.node_grid import FREE, STRANDED, UNKNOWN, NodeCell, NodeGrid
 
 
 def team_letters(names: list[str]) -> dict[str, str]:

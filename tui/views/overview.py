@@ -11,15 +11,15 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
-from tui.chart_data import team_points, team_waits
-from tui.derive import ClusterMeter, TeamRow, visible_rows
-from tui.format import DASH, clock_time, duration, num, pct, sparkline
-from tui.table_fit import Columns, Rows, fill_table, fit_layout
-from tui.theme_colors import team_style
-from tui.views.base import View, ViewData, no_guarantee
-from tui.views.incidents import incident_line
-from tui.widgets.charts import MIN_H, ChartPanel
-from tui.widgets.sortable_table import SortableTable
+from quotatop.tui.chart_data import team_points, team_waits
+from quotatop.tui.derive import ClusterMeter, TeamRow, visible_rows
+from quotatop.tui.format import DASH, clock_time, duration, num, pct, sparkline
+from quotatop.tui.table_fit import Columns, Rows, fill_table, fit_layout
+from quotatop.tui.theme_colors import team_style
+from quotatop.tui.views.base import View, ViewData, no_guarantee
+from quotatop.tui.views.incidents import incident_line
+from quotatop.tui.widgets.charts import MIN_H, ChartPanel
+from quotatop.tui.widgets.sortable_table import SortableTable
 
 COLUMNS = (("team", "team"), ("guarantee", "guarantee"), ("max", "max"), ("used", "used"),
            ("borrowed", "borrowed"), ("lent", "lent"), ("running", "run"),

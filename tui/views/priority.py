@@ -12,14 +12,14 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 
-from collectors.model import Job, PriorityFactors, Snapshot
-from tui.derive import pending_in_order, preemptor
-from tui.format import DASH, duration, num
-from tui.predictions import CORE, FACTOR_KEYS, Predictions, core_available, core_top
-from tui.table_fit import Cell, Columns, Rows, fill_table, layout_width
-from tui.theme_colors import team_style
-from tui.views.base import View, ViewData
-from tui.widgets.pending_list import PendingList, team_cell
+from quotatop.collectors.model import Job, PriorityFactors, Snapshot
+from quotatop.tui.derive import pending_in_order, preemptor
+from quotatop.tui.format import DASH, duration, num
+from quotatop.tui.predictions import CORE, FACTOR_KEYS, Predictions, core_available, core_top
+from quotatop.tui.table_fit import Cell, Columns, Rows, fill_table, layout_width
+from quotatop.tui.theme_colors import team_style
+from quotatop.tui.views.base import View, ViewData
+from quotatop.tui.widgets.pending_list import PendingList, team_cell
 
 # Glyph and colour per factor, so the bars read without colour too (NO_COLOR).
 # The bars' glyphs and colours, one per factor in FACTOR_KEYS' order.

@@ -7,8 +7,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input, Static
 
-from tui.views.base import View, ViewData
-from tui.widgets.job_table import JobTable, TableContext
+from quotatop.tui.views.base import View, ViewData
+from quotatop.tui.widgets.job_table import JobTable, TableContext
 
 
 class QueueView(View):

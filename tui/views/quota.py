@@ -10,11 +10,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
-from collectors.model import Resources
-from tui.format import DASH, duration, num
-from tui.table_fit import SCROLLBAR, Cell, Columns, Rows, fill_table, fit_layout, plain
-from tui.theme_colors import team_color
-from tui.views.base import View, ViewData, no_guarantee
+from quotatop.collectors.model import Resources
+from quotatop.tui.format import DASH, duration, num
+from quotatop.tui.table_fit import SCROLLBAR, Cell, Columns, Rows, fill_table, fit_layout, plain
+from quotatop.tui.theme_colors import team_color
+from quotatop.tui.views.base import View, ViewData, no_guarantee
 
 BAR = 50
 

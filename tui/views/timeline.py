@@ -9,11 +9,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from tui.format import clock_label
-from tui.live_incidents import IncidentState
-from tui.timeline_protocol import SPEEDS, IncidentMark, TimelineControl
-from tui.views.base import View, ViewData
-from tui.widgets.charts import TimelineCharts
+from quotatop.tui.format import clock_label
+from quotatop.tui.live_incidents import IncidentState
+from quotatop.tui.timeline_protocol import SPEEDS, IncidentMark, TimelineControl
+from quotatop.tui.views.base import View, ViewData
+from quotatop.tui.widgets.charts import TimelineCharts
 
 # One line at 80 columns.
 HELP = "space play/pause  , . step  < > seek 5%  home/end  + - speed  click bar: seek"

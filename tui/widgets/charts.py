@@ -14,11 +14,11 @@ from textual.containers import Horizontal, Vertical
 from textual_plotext import PlotextPlot
 from textual_plotext.plot import Plot
 
-from tui.chart_data import Points, Sample, team_points, usage_top
-from tui.derive import Derived, TeamRow
-from tui.format import clock_label, duration, num
-from tui.theme_colors import team_color
-from tui.timeline_protocol import IncidentMark
+from quotatop.tui.chart_data import Points, Sample, team_points, usage_top
+from quotatop.tui.derive import Derived, TeamRow
+from quotatop.tui.format import clock_label, duration, num
+from quotatop.tui.theme_colors import team_color
+from quotatop.tui.timeline_protocol import IncidentMark
 
 RGB = tuple[int, int, int]
 GUARANTEE: RGB = (135, 215, 135)

@@ -19,13 +19,13 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
-from collectors.model import PENDING, RUNNING, Job
-from tui.filtering import JobFilter
-from tui.format import DASH, duration, num, until
-from tui.predictions import Predictions
-from tui.theme_colors import team_style
-from tui.widgets.cursor import CURSOR_BINDINGS, CursorList
-from tui.widgets.sortable_table import letter_column
+from quotatop.collectors.model import PENDING, RUNNING, Job
+from quotatop.tui.filtering import JobFilter
+from quotatop.tui.format import DASH, duration, num, until
+from quotatop.tui.predictions import Predictions
+from quotatop.tui.theme_colors import team_style
+from quotatop.tui.widgets.cursor import CURSOR_BINDINGS, CursorList
+from quotatop.tui.widgets.sortable_table import letter_column
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tui.theme_colors import team_color
-from tui.widgets.cursor import CURSOR_BINDINGS
+from quotatop.tui.theme_colors import team_color
+from quotatop.tui.widgets.cursor import CURSOR_BINDINGS
 
 FREE, STRANDED, UNKNOWN = "·", "✕", "?"
 GAP = 3

@@ -13,9 +13,9 @@ from textual.binding import BindingType
 from textual.geometry import Size
 from textual.strip import Strip
 
-from collectors.model import Job
-from tui.theme_colors import team_style
-from tui.widgets.cursor import CURSOR_BINDINGS, CursorList
+from quotatop.collectors.model import Job
+from quotatop.tui.theme_colors import team_style
+from quotatop.tui.widgets.cursor import CURSOR_BINDINGS, CursorList
 
 # (title, width, right-aligned); the factor bar is the one flexible column: it
 # takes what the others leave, from BAR_MIN up to its width here.
