@@ -34,7 +34,7 @@ import msgspec
 from .fidelity import FILL, KINDS, QUEUE, Kind, kendall_tau
 
 if TYPE_CHECKING:
-    from collectors.model import Job
+    from quotatop.collectors.model import Job
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "fixtures" / "fidelity" / "harness_snapshot.json"
 
@@ -61,8 +61,8 @@ class Template:
     """The harness cluster as a snapshot saw it, and one job of each kind to copy."""
 
     def __init__(self, path: Path = SNAPSHOT) -> None:
-        from collectors.model import Snapshot
-        from scheduler_core.site import site_policy
+        from quotatop.collectors.model import Snapshot
+        from quotatop.scheduler_core.site import site_policy
 
         raw = json.loads(path.read_text())
         snap = msgspec.convert(raw["snapshot"], Snapshot, strict=False)
@@ -94,7 +94,7 @@ def timeline(template: Template, kinds: dict[str, Kind], runtime: Callable[[Kind
              ) -> tuple[float, dict[str, tuple[float, float]]]:
     """The fill started at 0, the queue released after it: (release time, id ->
     (start, end)). Fill jobs are ``f<n>``, queue jobs ``q<n>`` in list order."""
-    import scheduler_core
+    from quotatop import scheduler_core
 
     fill_jobs = [template.job(k, f"f{n}", 0.0, kinds[k], runtime(kinds[k]))
                  for n, k in enumerate(fill)]
