@@ -2,11 +2,12 @@
 quotatop's predictions (with time limits, and with runtimes from history) and Slurm's
 own ``squeue --start`` taken at one moment, then the actual starts from sacct.
 
-    .venv/bin/python bench/fidelity.py [--runs N]
+    .venv/bin/python bench/fidelity.py [--runs N] [--dump PREFIX] [--preemption]
 
 Prints per run: Kendall tau of predicted vs actual start order, median / p90 absolute
 start error, coverage, node set right; each against Slurm's own estimate on the same
-jobs. Needs root and the Debian Slurm packages (scripts/install-system-deps.sh)."""
+jobs. With --preemption, then the preemption scenario on a fresh cluster: the job that
+quotatop predicts will preempt, whom, and when, against what Slurm does. Needs root and the Debian Slurm packages (scripts/install-system-deps.sh)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from harness.fidelity import (  # noqa: E402
     run_workload,
     slurm_scores,
 )
+from harness.preemption import run_preemption  # noqa: E402
 from harness.slurm_cluster import SlurmCluster  # noqa: E402
 from harness.workload_timing import Template, stability  # noqa: E402
 
@@ -37,6 +39,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=1, help="workloads, each on a fresh cluster")
     ap.add_argument("--dump", help="write each run's observations (JSON) to this path prefix")
+    ap.add_argument("--preemption", action="store_true",
+                    help="also run the preemption scenario (tests/harness/preemption.py)")
     args = ap.parse_args()
     # The workload itself: how far its start order moves with 0-2 s of timing alone
     # (tests/harness/workload_timing.py), so that a low tau below is read rightly.
@@ -77,6 +81,9 @@ def main() -> int:
                   f"{right} of {measured}")
         print(f"coverage (start or stated reason): "
               f"{quotatop_scores(obs, 'estimate').covered} of {len(obs.jobs)}")
+    if args.preemption:
+        with SlurmCluster() as cluster:
+            run_preemption(cluster, log=lambda s: print(f"preemption scenario: {s}"))
     return 0
 
 

@@ -1,0 +1,64 @@
+"""A preemption predicted before it happens, against the real Slurm of tests/harness
+(the scenario: tests/harness/preemption.py). The fidelity workload needs none, so this
+is where quotatop's preemption model meets a preemption Slurm really makes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from harness.preemption import PreemptionObservation, run_preemption
+from harness.slurm_cluster import HarnessError, SlurmCluster, missing_binaries
+
+
+@pytest.fixture(scope="module")
+def observed() -> Iterator[PreemptionObservation]:
+    missing = missing_binaries()
+    reason = (f"Slurm binaries missing: {', '.join(missing)}" if missing else
+              "the Slurm harness must run as root" if os.geteuid() != 0 else None)
+    if reason:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Slurm harness unavailable under CI: {reason}", pytrace=False)
+        pytest.skip(reason)
+    cluster = SlurmCluster()
+    try:
+        cluster.start()
+    except HarnessError as exc:
+        pytest.fail(f"preemption cluster did not start: {exc}", pytrace=False)
+    try:
+        yield run_preemption(cluster, log=lambda s: print(s, file=sys.stderr))
+    finally:
+        cluster.stop()
+
+
+def test_the_holder_preempted_an_a100_low_job_before_the_prediction(
+        observed: PreemptionObservation) -> None:
+    # The setting the scenario needs: one low job requeued at once, not the h100 one.
+    assert len(observed.holder_victims) == 1 and observed.victim not in observed.holder_victims
+
+
+def test_the_preemptor_is_predicted_to_preempt_the_one_job_slurm_preempts(
+        observed: PreemptionObservation) -> None:
+    row = observed.predicted
+    assert row, "no prediction for the held high-QoS job"
+    assert {p["job_id"] for p in row["preempts"]} == {observed.victim}, row
+    assert observed.actual_start is not None, "Slurm never started the preemptor"
+    assert observed.requeued == observed.holder_victims | {observed.victim}
+
+
+def test_the_preemptor_starts_when_predicted(observed: PreemptionObservation) -> None:
+    # Planned with the holder's one-minute limit; it runs 55 s, and Slurm starts the
+    # preemptor once the victim is gone (KillWait=2): a few seconds early at most.
+    row = observed.predicted
+    assert observed.actual_start is not None and row.get("predicted_start") is not None
+    assert abs(row["predicted_start"] - observed.actual_start) <= 10, (
+        row["predicted_start"], observed.actual_start)
+
+
+def test_no_other_preemption_is_predicted(observed: PreemptionObservation) -> None:
+    predicted = {p["job_id"] for r in observed.rows.values() for p in r["preempts"]
+                 if r["job_id"] != observed.preemptor}
+    assert predicted <= observed.requeued, predicted
