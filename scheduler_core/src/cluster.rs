@@ -213,6 +213,15 @@ pub fn class_rank(c: Option<&str>) -> i32 {
     }
 }
 
+/// How `Cluster::build` treats jobs' times (its arguments of the same names).
+#[derive(Clone, Copy)]
+struct JobOptions {
+    now: f64,
+    horizon_end: f64,
+    predict: bool,
+    use_estimates: bool,
+}
+
 pub struct JobIn<'a, 'b> {
     pub w: &'b WJob<'a>,
     /// Arrives later (simulation) rather than being in the snapshot.
@@ -231,6 +240,50 @@ impl<'a> Cluster<'a> {
         predict: bool,
         use_estimates: bool,
     ) -> Result<Cluster<'a>, String> {
+        let (nodes, node_ix) = Self::build_nodes(snap)?;
+        let (part_factor, part_nodes) = Self::build_partitions(snap, &node_ix)?;
+        let (teams, mut team_ix, cohorts, qtypes) = Self::build_teams(snap)?;
+        let (qos, mut qos_ix) = Self::build_qos(snap)?;
+        let mut c = Cluster {
+            nodes,
+            teams,
+            qos,
+            jobs: Vec::with_capacity(snap.jobs.len() + arrivals.len()),
+            cohorts,
+            gangs: Vec::new(),
+            gang_members: Vec::new(),
+            part_factor,
+            part_nodes,
+            total: [0.0; 3],
+            qtypes,
+            unit: GPU,
+            n_shapes: 0,
+            cons_nodes: Vec::new(),
+            cons_text: Vec::new(),
+            lim: Limits::build(&snap.limits)?,
+        };
+        let opts = JobOptions {
+            now,
+            horizon_end,
+            predict,
+            use_estimates,
+        };
+        Self::build_jobs(
+            &mut c,
+            snap,
+            arrivals,
+            &opts,
+            &node_ix,
+            &mut team_ix,
+            &mut qos_ix,
+        )?;
+        Self::occupy_nodes(&mut c);
+        Self::apply_limit_list(&mut c);
+        Ok(c)
+    }
+
+    /// The snapshot's nodes, with each name's index.
+    fn build_nodes(snap: &WSnapshot<'a>) -> Result<(Vec<Node<'a>>, FxMap<&'a str, usize>), String> {
         let mut node_ix: FxMap<&str, usize> = FxMap::default();
         let mut nodes = Vec::with_capacity(snap.nodes.len());
         for n in &snap.nodes {
@@ -259,6 +312,15 @@ impl<'a> Cluster<'a> {
                 last_end: None,
             });
         }
+        Ok((nodes, node_ix))
+    }
+
+    /// Per partition, its priority job factor (over the largest) and whether each node is in it.
+    fn build_partitions(
+        snap: &WSnapshot<'a>,
+        node_ix: &FxMap<&'a str, usize>,
+    ) -> Result<(BTreeMap<&'a str, f64>, BTreeMap<&'a str, Vec<bool>>), String> {
+        let nodes = &snap.nodes;
         let mut part_factor = BTreeMap::new();
         let mut part_nodes: BTreeMap<&str, Vec<bool>> = BTreeMap::new();
         let maxpf = snap
@@ -285,6 +347,22 @@ impl<'a> Cluster<'a> {
             }
             part_nodes.insert(p.name, v);
         }
+        Ok((part_factor, part_nodes))
+    }
+
+    /// The declared teams with each name's index, the cohorts (the first is none) and the
+    /// typed GPU keys their quotas name.
+    fn build_teams(
+        snap: &WSnapshot<'a>,
+    ) -> Result<
+        (
+            Vec<Team<'a>>,
+            BTreeMap<&'a str, usize>,
+            Vec<&'a str>,
+            Vec<&'a str>,
+        ),
+        String,
+    > {
         // Teams, cohorts; a team cycle is an error naming the loop.
         let mut team_ix: BTreeMap<&str, usize> = BTreeMap::new();
         let mut cohorts: Vec<&str> = vec![""];
@@ -424,6 +502,11 @@ impl<'a> Cluster<'a> {
                 cur = teams[c].parent;
             }
         }
+        Ok((teams, team_ix, cohorts, qtypes))
+    }
+
+    /// The declared QoS, with each name's index.
+    fn build_qos(snap: &WSnapshot<'a>) -> Result<(Vec<Qos<'a>>, BTreeMap<&'a str, usize>), String> {
         let mut qos_ix: BTreeMap<&str, usize> = BTreeMap::new();
         let mut qos = Vec::new();
         let maxq = snap
@@ -472,24 +555,27 @@ impl<'a> Cluster<'a> {
                 }
             }
         }
-        let mut c = Cluster {
-            nodes,
-            teams,
-            qos,
-            jobs: Vec::with_capacity(snap.jobs.len() + arrivals.len()),
-            cohorts,
-            gangs: Vec::new(),
-            gang_members: Vec::new(),
-            part_factor,
-            part_nodes,
-            total: [0.0; 3],
-            qtypes,
-            unit: GPU,
-            n_shapes: 0,
-            cons_nodes: Vec::new(),
-            cons_text: Vec::new(),
-            lim: Limits::build(&snap.limits)?,
-        };
+        Ok((qos, qos_ix))
+    }
+
+    /// The snapshot's running and pending jobs, then the arrivals, into `c.jobs`; a team or QoS
+    /// a job names but the snapshot does not declare is added with no limits.
+    fn build_jobs(
+        c: &mut Cluster<'a>,
+        snap: &WSnapshot<'a>,
+        arrivals: &[WJob<'a>],
+        opts: &JobOptions,
+        node_ix: &FxMap<&'a str, usize>,
+        team_ix: &mut BTreeMap<&'a str, usize>,
+        qos_ix: &mut BTreeMap<&'a str, usize>,
+    ) -> Result<(), String> {
+        let JobOptions {
+            now,
+            horizon_end,
+            predict,
+            use_estimates,
+        } = *opts;
+        let nd = 3 + c.qtypes.len();
         let mut shapes: FxMap<
             (
                 u64,
@@ -823,6 +909,12 @@ impl<'a> Cluster<'a> {
             job.shape = *shapes.entry(key).or_insert(next);
             c.jobs.push(job);
         }
+        c.n_shapes = shapes.len();
+        Ok(())
+    }
+
+    /// Node occupancy and the cluster's total capacity and counting unit.
+    fn occupy_nodes(c: &mut Cluster<'a>) {
         // Node occupancy: listed jobs, plus whatever allocation they do not explain.
         for (j, job) in c.jobs.iter().enumerate() {
             if job.st == St::Running {
@@ -850,7 +942,10 @@ impl<'a> Cluster<'a> {
             }
         }
         c.unit = if c.total[GPU] > 0.0 { GPU } else { CPU };
-        c.n_shapes = shapes.len();
+    }
+
+    /// Scoped limits: the limit list (`Limits::build`, made with the cluster) overrides team maxima.
+    fn apply_limit_list(c: &mut Cluster<'a>) {
         if c.lim.active {
             // The limit list is the authority: a team's max without a guarantee is
             // a group limit the list carries (with the QoS override rules), not a quota.
@@ -860,7 +955,6 @@ impl<'a> Cluster<'a> {
                 }
             }
         }
-        Ok(c)
     }
 
     /// Whether node `n` could ever run a job of this GPU type, partition and constraint.
