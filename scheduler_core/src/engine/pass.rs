@@ -76,6 +76,9 @@ pub(super) struct Classes {
 }
 
 impl Classes {
+    // Inlined into the pass, as it was before the engine was split into modules: out of
+    // line, its key map's lookups were not inlined either (predict_bench: +0.6% instructions).
+    #[inline]
     pub(super) fn build(c: &Cluster, order: &[usize]) -> Classes {
         let n = c.jobs.len();
         let (mut rank, mut class_of, mut pos) = (vec![usize::MAX; n], vec![0; n], vec![0; n]);
