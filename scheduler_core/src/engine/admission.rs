@@ -6,7 +6,7 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// A reason the job can never run (rejected at submission), if any.
     /// A reason the job can never run, and the binding limit in short words.
     pub fn reject_check(&mut self, j: usize) -> Option<(String, String)> {
-        if self.c.lim.active {
+        if self.cluster.limits.active {
             return self.reject_check_limits(j);
         }
         self.reject_check_fields(j)
@@ -19,18 +19,19 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// queued + running counts. A job the snapshot already holds is never
     /// dropped for a submit limit: it exists.
     pub(super) fn reject_check_limits(&mut self, j: usize) -> Option<(String, String)> {
-        let job = &self.c.jobs[j];
-        let lim = &self.c.lim;
-        if let Some((b, _)) = lim.never(job.lprof, &job.total, job.ltype, job.limit) {
+        let job = &self.cluster.jobs[j];
+        let lim = &self.cluster.limits;
+        if let Some((b, _)) = lim.never(job.limit_profile, &job.total, job.limit_gpu_key, job.limit)
+        {
             return Some((
-                lim.words(&b, job.user, self.c.teams[job.team].name),
+                lim.words(&b, job.user, self.cluster.teams[job.team].name),
                 lim.binding(&b),
             ));
         }
         if self.arriving {
-            if let Some(b) = lim.over_submit(job.lprof) {
+            if let Some(b) = lim.over_submit(job.limit_profile) {
                 return Some((
-                    lim.words(&b, job.user, self.c.teams[job.team].name),
+                    lim.words(&b, job.user, self.cluster.teams[job.team].name),
                     lim.binding(&b),
                 ));
             }
@@ -41,21 +42,21 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// A request over its team's max (a quota it can never get inside), unless quotas are off.
     pub(super) fn reject_over_team_max(&self, j: usize) -> Option<(String, String)> {
-        if self.p.quota == QuotaMode::Off {
+        if self.policy.quota == QuotaMode::Off {
             return None;
         }
-        let job = &self.c.jobs[j];
-        let team = &self.c.teams[job.team];
-        for d in (0..3).chain(job.qdim) {
+        let job = &self.cluster.jobs[j];
+        let team = &self.cluster.teams[job.team];
+        for d in (0..3).chain(job.quota_dim) {
             let ask = need_in(&job.total, d);
-            if ask > team.m[d] {
+            if ask > team.max[d] {
                 return Some((
                     format!(
                         "rejected: asks {} {}, more than team {}'s max of {}",
                         fmt_amount(ask),
                         self.dim_label(d),
                         team.name,
-                        fmt_amount(team.m[d])
+                        fmt_amount(team.max[d])
                     ),
                     format!("team {} max {}", team.name, self.dim_key(d)),
                 ));
@@ -66,9 +67,9 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// The snapshot's QoS and team fields as limits (no limit list).
     pub(super) fn reject_check_fields(&mut self, j: usize) -> Option<(String, String)> {
-        let job = &self.c.jobs[j];
-        let team = &self.c.teams[job.team];
-        let q = &self.c.qos[job.qos];
+        let job = &self.cluster.jobs[j];
+        let team = &self.cluster.teams[job.team];
+        let q = &self.cluster.qos[job.qos];
         if let (Some(mw), Some(l)) = (q.max_wall, job.limit) {
             if l > mw {
                 return Some((
@@ -128,9 +129,9 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// The submit counts of the snapshot's QoS and team fields.
     pub(super) fn reject_check_submit(&self, j: usize) -> Option<(String, String)> {
-        let job = &self.c.jobs[j];
-        let team = &self.c.teams[job.team];
-        let q = &self.c.qos[job.qos];
+        let job = &self.cluster.jobs[j];
+        let team = &self.cluster.teams[job.team];
+        let q = &self.cluster.qos[job.qos];
         if let Some(ms) = q.max_submit_user {
             let n = *self
                 .submitted_user_qos
@@ -156,7 +157,7 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// Could the job fit on an empty cluster? (Counted once per shape.)
     pub(super) fn reject_check_shape(&mut self, j: usize) -> Option<(String, String)> {
-        let job = &self.c.jobs[j];
+        let job = &self.cluster.jobs[j];
         let b = |x: f64| x.to_bits();
         let key = (
             (
@@ -164,41 +165,47 @@ impl<'a, 'p> Engine<'a, 'p> {
                 b(job.per_node[MEM]),
                 b(job.per_node[GPU]),
             ),
-            job.gtype,
-            job.part,
-            job.cons,
+            job.gpu_type,
+            job.partition,
+            job.constraint,
         );
         let eligible = match self.eligible_count.get(&key) {
             Some(&k) => k,
             None => {
-                let k = (0..self.c.nodes.len())
+                let k = (0..self.cluster.nodes.len())
                     .filter(|&n| {
-                        self.c.node_eligible(j, n) && fits(&self.c.nodes[n].cap, &job.per_node)
+                        self.cluster.node_eligible(j, n)
+                            && fits(&self.cluster.nodes[n].capacity, &job.per_node)
                     })
                     .count();
                 self.eligible_count.insert(key, k);
                 k
             }
         };
-        let job = &self.c.jobs[j];
-        if eligible < job.nn {
+        let job = &self.cluster.jobs[j];
+        if eligible < job.nodes_wanted {
             let d = if job.per_node[GPU] > 0.0 { GPU } else { CPU };
-            let largest = (0..self.c.nodes.len())
-                .filter(|&n| self.c.node_eligible(j, n))
-                .map(|n| self.c.nodes[n].cap[d])
+            let largest = (0..self.cluster.nodes.len())
+                .filter(|&n| self.cluster.node_eligible(j, n))
+                .map(|n| self.cluster.nodes[n].capacity[d])
                 .fold(0.0, f64::max);
-            let kind = job.gtype.map(|t| format!(" {t}")).unwrap_or_default();
+            let kind = job.gpu_type.map(|t| format!(" {t}")).unwrap_or_default();
             let cons = job
-                .cons
-                .map(|k| format!(" with constraint {}", self.c.cons_text[k as usize]))
+                .constraint
+                .map(|k| {
+                    format!(
+                        " with constraint {}",
+                        self.cluster.constraint_text[k as usize]
+                    )
+                })
                 .unwrap_or_default();
             return Some((
-                if job.nn == 1 {
+                if job.nodes_wanted == 1 {
                     format!("rejected: can never fit: asks {}{} {} on one node{cons}, the largest eligible node has {}", fmt_amount(job.per_node[d]), kind, dim_name(d), fmt_amount(largest))
                 } else {
-                    format!("rejected: can never fit: asks {} nodes with {}{} {} each{cons}, {} eligible nodes are that large", job.nn, fmt_amount(job.per_node[d]), kind, dim_name(d), eligible)
+                    format!("rejected: can never fit: asks {} nodes with {}{} {} each{cons}, {} eligible nodes are that large", job.nodes_wanted, fmt_amount(job.per_node[d]), kind, dim_name(d), eligible)
                 },
-                if job.cons.is_some() {
+                if job.constraint.is_some() {
                     "constraint".into()
                 } else {
                     "nodes".into()
@@ -210,7 +217,7 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     pub fn admit_submit(&mut self, j: usize, t: f64) -> bool {
         if let Some((r, b)) = self.reject_check(j) {
-            self.c.jobs[j].st = St::Rejected;
+            self.cluster.jobs[j].state = JobState::Rejected;
             self.event(
                 t,
                 Ev::Reject {
@@ -233,11 +240,11 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// Jobs queued or running per team, and per user in a QoS that limits them
     /// (kept only there: a per-user map over every job costs a lookup each).
     pub(super) fn count_submitted(&mut self, j: usize, by: i64) {
-        let job = &self.c.jobs[j];
-        if job.lprof != NO_PROFILE {
-            self.c.lim.count_submitted(job.lprof, by);
+        let job = &self.cluster.jobs[j];
+        if job.limit_profile != NO_PROFILE {
+            self.cluster.limits.count_submitted(job.limit_profile, by);
         }
-        if self.c.qos[job.qos].max_submit_user.is_some() {
+        if self.cluster.qos[job.qos].max_submit_user.is_some() {
             *self
                 .submitted_user_qos
                 .entry((job.qos, job.user))
@@ -247,18 +254,18 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     pub(super) fn hold_check(&self, j: usize) -> Option<Block> {
-        let job = &self.c.jobs[j];
-        if self.c.lim.active {
+        let job = &self.cluster.jobs[j];
+        if self.cluster.limits.active {
             return self
-                .c
-                .lim
-                .hold(job.lprof, &job.total, job.ltype)
+                .cluster
+                .limits
+                .hold(job.limit_profile, &job.total, job.limit_gpu_key)
                 .map(Block::Limit);
         }
-        let q = &self.c.qos[job.qos];
+        let q = &self.cluster.qos[job.qos];
         if q.max_tres_user.is_none()
             && q.max_jobs_user.is_none()
-            && self.c.teams[job.team].per_user.is_none()
+            && self.cluster.teams[job.team].per_user.is_none()
         {
             return None;
         }
@@ -295,7 +302,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 ));
             }
         }
-        let team = &self.c.teams[job.team];
+        let team = &self.cluster.teams[job.team];
         if let Some(lim) = team.per_user {
             let used = self
                 .user_team

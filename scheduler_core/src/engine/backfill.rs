@@ -163,10 +163,10 @@ impl Plan {
 
 impl<'a, 'p> Engine<'a, 'p> {
     pub(super) fn free_at(&self, n: usize, at: f64, plan: &Plan) -> V3 {
-        let node = &self.c.nodes[n];
+        let node = &self.cluster.nodes[n];
         let mut f = node.free;
         for &r in &node.running {
-            let job = &self.c.jobs[r];
+            let job = &self.cluster.jobs[r];
             if job.planned_end <= at {
                 for d in 0..3 {
                     f[d] += job.per_node[d];
@@ -207,10 +207,10 @@ impl<'a, 'p> Engine<'a, 'p> {
         } = p;
         at.clear();
         at.extend(
-            self.c.nodes[n]
+            self.cluster.nodes[n]
                 .running
                 .iter()
-                .map(|&r| self.c.jobs[r].planned_end),
+                .map(|&r| self.cluster.jobs[r].planned_end),
         );
         for rv in plan.on(n) {
             at.push(rv.start);
@@ -233,8 +233,8 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// the backfill window, ascending and distinct. Lazily: the caller usually
     /// stops at the first few, so a heap beats sorting them all.
     pub(super) fn grid(&self, t: f64, times: &[f64]) -> impl Iterator<Item = f64> {
-        let step = self.p.bf_resolution;
-        let last = t + self.p.bf_window;
+        let step = self.policy.bf_resolution;
+        let last = t + self.policy.bf_window;
         let mut heap: BinaryHeap<Reverse<u64>> = times
             .iter()
             .map(|&e| t + ((e - t) / step).ceil() * step)
@@ -257,11 +257,11 @@ impl<'a, 'p> Engine<'a, 'p> {
         if res.indexed {
             return self.earliest_profiled(j, t, res);
         }
-        let job = &self.c.jobs[j];
+        let job = &self.cluster.jobs[j];
         let need = job.per_node;
         let dur = job.limit.unwrap_or(INF);
-        let eligible: Vec<usize> = (0..self.c.nodes.len())
-            .filter(|&n| self.c.node_eligible(j, n))
+        let eligible: Vec<usize> = (0..self.cluster.nodes.len())
+            .filter(|&n| self.cluster.node_eligible(j, n))
             .collect();
         let mut times: Vec<f64> = Vec::with_capacity(eligible.len() + res.res.len());
         self.change_times(&eligible, t, res, &mut times);
@@ -274,15 +274,15 @@ impl<'a, 'p> Engine<'a, 'p> {
                 let f = self.free_at(n, tau, res);
                 if fits(&f, &need) && self.clear_of(n, tau, tau + dur, &need, res) {
                     let s = self.score(&f, &need);
-                    let s = if self.p.reserve_busy_first {
-                        (self.c.nodes[n].free[unit], s.0, s.1)
+                    let s = if self.policy.reserve_busy_first {
+                        (self.cluster.nodes[n].free[unit], s.0, s.1)
                     } else {
                         s
                     };
                     cands.push((s, n));
                 }
             }
-            if let Some(v) = pick(cands, job.nn) {
+            if let Some(v) = pick(cands, job.nodes_wanted) {
                 return Some((tau, v));
             }
         }
@@ -293,8 +293,8 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// of the jobs running there and the ends of the plan's reservations.
     pub(super) fn change_times(&self, nodes: &[usize], t: f64, res: &Plan, times: &mut Vec<f64>) {
         for &n in nodes {
-            for &r in &self.c.nodes[n].running {
-                let e = self.c.jobs[r].planned_end;
+            for &r in &self.cluster.nodes[n].running {
+                let e = self.cluster.jobs[r].planned_end;
                 if e > t && e.is_finite() {
                     times.push(e);
                 }
@@ -316,7 +316,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         t: f64,
         res: &Plan,
     ) -> Option<(f64, Vec<usize>)> {
-        let job = &self.c.jobs[j];
+        let job = &self.cluster.jobs[j];
         let need = job.per_node;
         let dur = job.limit.unwrap_or(INF);
         let mut sc = res.scratch.borrow_mut();
@@ -330,14 +330,15 @@ impl<'a, 'p> Engine<'a, 'p> {
         } = &mut *sc;
         // As `earliest` makes them, in the plan's buffers.
         eligible.clear();
-        eligible.extend((0..self.c.nodes.len()).filter(|&n| self.c.node_eligible(j, n)));
+        eligible
+            .extend((0..self.cluster.nodes.len()).filter(|&n| self.cluster.node_eligible(j, n)));
         times.clear();
         self.change_times(eligible, t, res, times);
         let unit = if need[GPU] > 0.0 { GPU } else { CPU };
         {
             let mut pr = res.profiles.borrow_mut();
-            if pr.len() < self.c.nodes.len() {
-                pr.resize_with(self.c.nodes.len(), Profile::default);
+            if pr.len() < self.cluster.nodes.len() {
+                pr.resize_with(self.cluster.nodes.len(), Profile::default);
             }
             for &n in eligible.iter() {
                 if !pr[n].live || pr[n].stamp != self.node_stamp[n] {
@@ -377,7 +378,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         // One buffer for every grid time: `pick` finds nothing with fewer than `nn`
         // candidates, so it is given a copy only when there are enough.
         // `grid(t, times)`, in the plan's buffer.
-        let (step, last) = (self.p.bf_resolution, t + self.p.bf_window);
+        let (step, last) = (self.policy.bf_resolution, t + self.policy.bf_window);
         let mut buf = std::mem::take(grid);
         buf.clear();
         buf.extend(
@@ -401,13 +402,13 @@ impl<'a, 'p> Engine<'a, 'p> {
             // Fewer nodes than the job needs can take it here: nothing to read.
             // (A node's cursors and skips stay valid for any later grid time.)
             let mut open = skip.iter().filter(|s| !blocked(s, tau)).count();
-            if open < job.nn {
+            if open < job.nodes_wanted {
                 continue;
             }
             cands.clear();
             let to = tau + dur;
             for (i, &n) in eligible.iter().enumerate() {
-                if cands.len() + open < job.nn {
+                if cands.len() + open < job.nodes_wanted {
                     break; // the rest cannot make up the number
                 }
                 if blocked(&skip[i], tau) {
@@ -431,7 +432,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 } else if c.0 > 0 {
                     (value(p, n, c.0 - 1), c.0)
                 } else {
-                    (self.c.nodes[n].free, c.0)
+                    (self.cluster.nodes[n].free, c.0)
                 };
                 if !fits(&f, &need) {
                     skip[i].0 = fits_from(p, n, next);
@@ -455,16 +456,16 @@ impl<'a, 'p> Engine<'a, 'p> {
                 };
                 if clear {
                     let s = self.score(&f, &need);
-                    let s = if self.p.reserve_busy_first {
-                        (self.c.nodes[n].free[unit], s.0, s.1)
+                    let s = if self.policy.reserve_busy_first {
+                        (self.cluster.nodes[n].free[unit], s.0, s.1)
                     } else {
                         s
                     };
                     cands.push((s, n));
                 }
             }
-            if cands.len() >= job.nn {
-                if let Some(v) = pick(cands.clone(), job.nn) {
+            if cands.len() >= job.nodes_wanted {
+                if let Some(v) = pick(cands.clone(), job.nodes_wanted) {
                     break Some((tau, v));
                 }
             }
@@ -481,12 +482,12 @@ impl<'a, 'p> Engine<'a, 'p> {
         t: f64,
         res: &Plan,
     ) -> Option<(f64, Vec<(usize, Vec<usize>)>)> {
-        let n_nodes = self.c.nodes.len();
+        let n_nodes = self.cluster.nodes.len();
         let mut times: Vec<f64> = Vec::new();
         for &m in pend {
-            for n in (0..n_nodes).filter(|&n| self.c.node_eligible(m, n)) {
-                for &r in &self.c.nodes[n].running {
-                    let e = self.c.jobs[r].planned_end;
+            for n in (0..n_nodes).filter(|&n| self.cluster.node_eligible(m, n)) {
+                for &r in &self.cluster.nodes[n].running {
+                    let e = self.cluster.jobs[r].planned_end;
                     if e > t && e.is_finite() {
                         times.push(e);
                     }
@@ -502,18 +503,18 @@ impl<'a, 'p> Engine<'a, 'p> {
             let mut free: Vec<V3> = (0..n_nodes).map(|n| self.free_at(n, tau, res)).collect();
             let mut plan = Vec::with_capacity(pend.len());
             for &m in pend {
-                let job = &self.c.jobs[m];
+                let job = &self.cluster.jobs[m];
                 let need = job.per_node;
                 let dur = job.limit.unwrap_or(INF);
                 let cands: Vec<Scored> = (0..n_nodes)
                     .filter(|&n| {
-                        self.c.node_eligible(m, n)
+                        self.cluster.node_eligible(m, n)
                             && fits(&free[n], &need)
                             && self.clear_of(n, tau, tau + dur, &need, res)
                     })
                     .map(|n| (self.score(&free[n], &need), n))
                     .collect();
-                let Some(nodes) = pick(cands, job.nn) else {
+                let Some(nodes) = pick(cands, job.nodes_wanted) else {
                     continue 'times;
                 };
                 for &n in &nodes {
@@ -537,8 +538,8 @@ impl<'a, 'p> Engine<'a, 'p> {
         let Some((at, nodes)) = self.earliest(j, t, &cx.plan) else {
             return false;
         };
-        let need = self.c.jobs[j].per_node;
-        let end = at + self.c.jobs[j].limit.unwrap_or(INF);
+        let need = self.cluster.jobs[j].per_node;
+        let end = at + self.cluster.jobs[j].limit.unwrap_or(INF);
         cx.plan.push(Reservation {
             start: at,
             end,
@@ -588,7 +589,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             let touched = cx.plan.res[before..]
                 .iter()
                 .any(|r| r.nodes.iter().any(|n| nodes.contains(n)));
-            if touched || self.p.placement == Placement::Consecutive {
+            if touched || self.policy.placement == Placement::Consecutive {
                 placed = self.place_now(j, &cx.plan, None, end);
             }
         }

@@ -31,7 +31,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             CPU => "cpu".into(),
             MEM => "mem".into(),
             GPU => "gpu".into(),
-            _ => format!("gpu:{}", self.c.qtypes[d - 3]),
+            _ => format!("gpu:{}", self.cluster.quota_gpu_types[d - 3]),
         }
     }
 
@@ -40,13 +40,13 @@ impl<'a, 'p> Engine<'a, 'p> {
         if d < 3 {
             dim_name(d).to_string()
         } else {
-            format!("gpu:{} GPUs", self.c.qtypes[d - 3])
+            format!("gpu:{} GPUs", self.cluster.quota_gpu_types[d - 3])
         }
     }
 
     pub fn words(&self, b: &Block, j: usize) -> String {
-        let job = &self.c.jobs[j];
-        let team = &self.c.teams[job.team];
+        let job = &self.cluster.jobs[j];
+        let team = &self.cluster.teams[job.team];
         match b {
             Block::Max { dim, max, used } => format!(
                 "waits for team {}'s max of {} {} (holds {}, asks {})",
@@ -61,7 +61,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 guarantee,
                 avail,
             } => {
-                let c = self.c.cohorts[team.cohort];
+                let c = self.cluster.cohorts[team.cohort];
                 let c = if c.is_empty() {
                     "the cluster".to_string()
                 } else {
@@ -80,11 +80,11 @@ impl<'a, 'p> Engine<'a, 'p> {
                 } else {
                     MEM
                 };
-                let kind = match (d, job.gtype) {
+                let kind = match (d, job.gpu_type) {
                     (GPU, Some(t)) => format!("{t} GPUs"),
                     _ => dim_name(d).to_string(),
                 };
-                if job.nn == 1 {
+                if job.nodes_wanted == 1 {
                     format!(
                         "waits for {} free {} on one node",
                         fmt_amount(job.per_node[d]),
@@ -93,7 +93,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 } else {
                     format!(
                         "waits for {} nodes with {} free {} each",
-                        job.nn,
+                        job.nodes_wanted,
                         fmt_amount(job.per_node[d]),
                         kind
                     )
@@ -101,50 +101,50 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
             Block::Reservation { holder, at } => format!(
                 "waits: starting now would delay job {}'s reservation at {}",
-                self.c.jobs[*holder].id,
+                self.cluster.jobs[*holder].id,
                 fmt_clock(*at, self.t0)
             ),
             Block::Behind { head } => format!(
                 "waits behind higher-priority job {} (backfill off)",
-                self.c.jobs[*head].id
+                self.cluster.jobs[*head].id
             ),
             Block::Fifo { head } => format!(
                 "waits behind job {} (strict FIFO in team {})",
-                self.c.jobs[*head].id, team.name
+                self.cluster.jobs[*head].id, team.name
             ),
             Block::Gang => format!(
                 "waits for all members of gang {} to fit together",
-                job.gang.map_or("?", |g| self.c.gangs[g])
+                job.gang.map_or("?", |g| self.cluster.gangs[g])
             ),
             Block::Hold(s, _) => s.clone(),
-            Block::Limit(b) => self.c.lim.words(b, job.user, team.name),
+            Block::Limit(b) => self.cluster.limits.words(b, job.user, team.name),
         }
     }
 
     /// The binding limit or resource in short words: "nodes", "QoS high GrpTRES gpu",
     /// "reservation of job 12".
     pub fn binding(&self, b: &Block, j: usize) -> String {
-        let job = &self.c.jobs[j];
+        let job = &self.cluster.jobs[j];
         match b {
             Block::Max { dim, .. } => format!(
                 "team {} max {}",
-                self.c.teams[job.team].name,
+                self.cluster.teams[job.team].name,
                 self.dim_key(*dim)
             ),
             Block::Cohort { dim, .. } => format!(
                 "team {} guarantee {}",
-                self.c.teams[job.team].name,
+                self.cluster.teams[job.team].name,
                 self.dim_key(*dim)
             ),
             Block::Nodes => "nodes".into(),
             Block::Reservation { holder, .. } => {
-                format!("reservation of job {}", self.c.jobs[*holder].id)
+                format!("reservation of job {}", self.cluster.jobs[*holder].id)
             }
-            Block::Behind { head } => format!("job {} ahead", self.c.jobs[*head].id),
-            Block::Fifo { head } => format!("job {} ahead in team", self.c.jobs[*head].id),
+            Block::Behind { head } => format!("job {} ahead", self.cluster.jobs[*head].id),
+            Block::Fifo { head } => format!("job {} ahead in team", self.cluster.jobs[*head].id),
             Block::Gang => "gang".into(),
             Block::Hold(_, b) => b.clone(),
-            Block::Limit(b) => self.c.lim.binding(b),
+            Block::Limit(b) => self.cluster.limits.binding(b),
         }
     }
 }

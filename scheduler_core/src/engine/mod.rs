@@ -8,7 +8,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use crate::bestfit::{from_ord_bits, ord_bits, BestFit, Step};
-use crate::cluster::{dim_name, fits, id_cmp, queue_cmp, Cluster, St, INF};
+use crate::cluster::{dim_name, fits, id_cmp, queue_cmp, Cluster, JobState, INF};
 use crate::fairtree::FairDrift;
 use crate::freeindex::FreeIndex;
 use crate::fxhash::{FxMap, FxSet};
@@ -82,8 +82,8 @@ pub enum Block {
 }
 
 pub struct Engine<'a, 'p> {
-    pub c: Cluster<'a>,
-    pub p: &'p Policy,
+    pub cluster: Cluster<'a>,
+    pub policy: &'p Policy,
     pub now: f64,
     pub t0: f64,
     /// Per team and quota dimension (cpu, memory, gpu, typed GPU keys).
@@ -179,10 +179,10 @@ fn need_in(total: &V3, d: usize) -> f64 {
 impl<'a, 'p> Engine<'a, 'p> {
     pub fn new(c: Cluster<'a>, p: &'p Policy, now: f64) -> Engine<'a, 'p> {
         let nt = c.teams.len();
-        let nd = 3 + c.qtypes.len();
+        let nd = 3 + c.quota_gpu_types.len();
         let mut e = Engine {
-            c,
-            p,
+            cluster: c,
+            policy: p,
             now,
             t0: now,
             usage: vec![vec![0.0; nd]; nt],
@@ -226,44 +226,44 @@ impl<'a, 'p> Engine<'a, 'p> {
             node_stamp: Vec::new(),
             spare_plan: None,
         };
-        e.node_stamp = vec![0; e.c.nodes.len()];
-        e.in_pending = vec![false; e.c.jobs.len()];
-        e.first_block = vec![None; e.c.jobs.len()];
-        e.start_trigger = vec![None; e.c.jobs.len()];
-        e.failed_shapes = ShapeSet::new(e.c.n_shapes);
-        e.unfit_shapes = ShapeSet::new(e.c.n_shapes);
-        for j in 0..e.c.jobs.len() {
-            if e.c.jobs[j].st == St::Pending {
+        e.node_stamp = vec![0; e.cluster.nodes.len()];
+        e.in_pending = vec![false; e.cluster.jobs.len()];
+        e.first_block = vec![None; e.cluster.jobs.len()];
+        e.start_trigger = vec![None; e.cluster.jobs.len()];
+        e.failed_shapes = ShapeSet::new(e.cluster.n_shapes);
+        e.unfit_shapes = ShapeSet::new(e.cluster.n_shapes);
+        for j in 0..e.cluster.jobs.len() {
+            if e.cluster.jobs[j].state == JobState::Pending {
                 e.mark_pending(j);
             }
         }
-        for j in 0..e.c.jobs.len() {
-            if e.c.jobs[j].st == St::Running {
+        for j in 0..e.cluster.jobs.len() {
+            if e.cluster.jobs[j].state == JobState::Running {
                 e.account(j, 1.0);
                 e.index_victim(j, true);
                 e.count_submitted(j, 1);
                 e.seq += 1;
-                e.c.jobs[j].run_seq = e.seq;
-                let end = now + e.c.jobs[j].remaining;
+                e.cluster.jobs[j].run_seq = e.seq;
+                let end = now + e.cluster.jobs[j].remaining;
                 if end.is_finite() {
                     e.ends.insert((bits(end), j, e.seq));
                 }
             }
         }
-        e.free_ix = FreeIndex::new(e.c.nodes.iter().map(|n| n.free));
-        let mut group_of = Vec::with_capacity(e.c.nodes.len());
-        for n in &e.c.nodes {
-            let g = match e.gpu_groups.iter().position(|t| *t == n.gtype) {
+        e.free_ix = FreeIndex::new(e.cluster.nodes.iter().map(|n| n.free));
+        let mut group_of = Vec::with_capacity(e.cluster.nodes.len());
+        for n in &e.cluster.nodes {
+            let g = match e.gpu_groups.iter().position(|t| *t == n.gpu_type) {
                 Some(g) => g,
                 None => {
-                    e.gpu_groups.push(n.gtype);
+                    e.gpu_groups.push(n.gpu_type);
                     e.gpu_groups.len() - 1
                 }
             };
             group_of.push(g);
         }
         e.all_groups = (0..e.gpu_groups.len()).collect();
-        let free: Vec<V3> = e.c.nodes.iter().map(|n| n.free).collect();
+        let free: Vec<V3> = e.cluster.nodes.iter().map(|n| n.free).collect();
         e.best = BestFit::new(
             &free,
             group_of,
@@ -273,10 +273,12 @@ impl<'a, 'p> Engine<'a, 'p> {
         for t in 0..nt {
             // What the source counts against the team beyond the jobs it shows: the
             // prediction starts from the scheduler's own usage, not a recount.
-            for (u, x) in e.usage[t].iter_mut().zip(&e.c.teams[t].unseen) {
+            for (u, x) in e.usage[t].iter_mut().zip(&e.cluster.teams[t].unseen) {
                 *u += x;
             }
-            e.fs_usage[t] = e.c.teams[t].raw_usage.unwrap_or(e.usage[t][e.c.unit]);
+            e.fs_usage[t] = e.cluster.teams[t]
+                .raw_usage
+                .unwrap_or(e.usage[t][e.cluster.unit]);
         }
         e
     }
@@ -290,9 +292,9 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// The pending jobs, in no particular order; drops those that left the queue.
     fn compact_pending(&mut self) -> &[usize] {
-        let (jobs, flags) = (&self.c.jobs, &mut self.in_pending);
+        let (jobs, flags) = (&self.cluster.jobs, &mut self.in_pending);
         self.pending.retain(|&j| {
-            let keep = jobs[j].st == St::Pending;
+            let keep = jobs[j].state == JobState::Pending;
             flags[j] = keep;
             keep
         });
@@ -314,12 +316,14 @@ impl<'a, 'p> Engine<'a, 'p> {
         mut on_step: impl FnMut(&mut Self, f64, f64),
     ) {
         let t0 = self.t0;
-        let step = self.p.bf_resolution;
+        let step = self.policy.bf_resolution;
         let mut ai = 0;
         let mut last = t0;
         let mut first = true;
         loop {
-            let next_arr = arrivals.get(ai).map(|&j| self.c.jobs[j].submit.max(t0));
+            let next_arr = arrivals
+                .get(ai)
+                .map(|&j| self.cluster.jobs[j].submit.max(t0));
             let next_end = self.ends.first().map(|e| f64::from_bits(e.0));
             let next_wake = self.wake.first().map(|&w| f64::from_bits(w));
             let te = if first {
@@ -330,11 +334,11 @@ impl<'a, 'p> Engine<'a, 'p> {
                     (a, e, w) => a.unwrap_or(INF).min(e.unwrap_or(INF)).min(w.unwrap_or(INF)),
                 }
             };
-            let tp = if first || self.p.passes == Passes::Events {
+            let tp = if first || self.policy.passes == Passes::Events {
                 if first {
                     t0
                 } else {
-                    te + self.p.pass_delay
+                    te + self.policy.pass_delay
                 }
             } else {
                 (t0 + ((te - t0) / step).ceil() * step).max(te)
@@ -351,7 +355,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 let a = arrivals.get(ai).copied();
                 let et = e.map(|x| f64::from_bits(x.0)).filter(|&x| x <= tp);
                 let at = a
-                    .map(|j| self.c.jobs[j].submit.max(t0))
+                    .map(|j| self.cluster.jobs[j].submit.max(t0))
                     .filter(|&x| x <= tp);
                 match (et, at) {
                     (None, None) => break,
@@ -365,7 +369,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                         on_step(self, last, y);
                         last = y;
                         let j = a.expect("peeked");
-                        self.c.jobs[j].st = St::Pending;
+                        self.cluster.jobs[j].state = JobState::Pending;
                         self.mark_pending(j);
                         self.event(y, Ev::Submit(j));
                         self.arriving = true;

@@ -113,14 +113,14 @@ impl Classes {
                     b(job.per_node[GPU]),
                 ),
                 (b(job.total[CPU]), b(job.total[MEM]), b(job.total[GPU])),
-                job.nn,
-                job.gtype,
-                job.part,
+                job.nodes_wanted,
+                job.gpu_type,
+                job.partition,
                 b(job.limit.unwrap_or(INF)),
                 (job.team, job.qos, job.class_rank),
                 if per_user { Some(job.user) } else { None },
                 if job.gang.is_some() { j } else { usize::MAX },
-                (job.lprof, job.cons),
+                (job.limit_profile, job.constraint),
             );
             let k = *keys.entry(key).or_insert_with(|| {
                 members.push(Vec::new());
@@ -156,15 +156,15 @@ impl<'a, 'p> Engine<'a, 'p> {
         } else if self.age_drift.is_some() {
             self.drift_priorities(t);
         }
-        let max_res = match self.p.backfill {
+        let max_res = match self.policy.backfill {
             Backfill::None => 0,
             Backfill::Easy => 1,
-            Backfill::Conservative => self.p.bf_max_job_test,
+            Backfill::Conservative => self.policy.bf_max_job_test,
         };
         let grouped = self.static_priority && !self.record_first;
         // Per-node reservation lists and profiles, and reservations made only when
         // read, pay off only with many reservations: conservative backfill.
-        let conservative = self.p.backfill == Backfill::Conservative;
+        let conservative = self.policy.backfill == Backfill::Conservative;
         let mut cx = PassCtx {
             plan: match self.spare_plan.take() {
                 Some(mut p) if conservative => {
@@ -188,7 +188,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         self.requeued_now.clear();
         self.failed_shapes.clear();
         self.unfit_shapes.clear();
-        if self.p.main_pass {
+        if self.policy.main_pass {
             self.main_pass(t);
         }
         if grouped {
@@ -216,7 +216,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         let order = self.queue_order();
         let mut parts: Vec<Option<&'a str>> = Vec::new();
         for &j in &order {
-            let p = self.c.jobs[j].part;
+            let p = self.cluster.jobs[j].partition;
             if !parts.contains(&p) {
                 parts.push(p);
             }
@@ -225,27 +225,36 @@ impl<'a, 'p> Engine<'a, 'p> {
         // Nodes taken out by a blocked partition; None until one is.
         let mut masked: Option<Vec<bool>> = None;
         for j in order {
-            let job = &self.c.jobs[j];
-            if job.st != St::Pending || job.gang.is_some() || blocked.contains(&job.part) {
+            let job = &self.cluster.jobs[j];
+            if job.state != JobState::Pending
+                || job.gang.is_some()
+                || blocked.contains(&job.partition)
+            {
                 continue;
             }
             if self.hold_check(j).is_some()
                 || self
-                    .quota_check(job.team, &job.total, job.qdim, &self.usage)
+                    .quota_check(job.team, &job.total, job.quota_dim, &self.usage)
                     .is_some()
             {
                 continue;
             }
-            let (shape, part, end) = (job.shape, job.part, t + job.limit.unwrap_or(INF));
+            let (shape, part, end) = (job.shape, job.partition, t + job.limit.unwrap_or(INF));
             let shares_masked = masked
                 .as_ref()
-                .is_some_and(|m| (0..m.len()).any(|n| m[n] && self.c.in_partition(n, part)));
+                .is_some_and(|m| (0..m.len()).any(|n| m[n] && self.cluster.in_partition(n, part)));
             let placed = if self.failed_shapes.contains(shape) {
                 None
             } else if shares_masked {
                 let m = masked.as_ref().expect("checked");
                 let free: Vec<V3> = (0..m.len())
-                    .map(|n| if m[n] { [0.0; 3] } else { self.c.nodes[n].free })
+                    .map(|n| {
+                        if m[n] {
+                            [0.0; 3]
+                        } else {
+                            self.cluster.nodes[n].free
+                        }
+                    })
                     .collect();
                 self.place_now(j, &Plan::default(), Some(&free), end)
             } else {
@@ -260,9 +269,9 @@ impl<'a, 'p> Engine<'a, 'p> {
                         self.unfit_shapes.insert(shape);
                     }
                     blocked.push(part);
-                    let m = masked.get_or_insert_with(|| vec![false; self.c.nodes.len()]);
+                    let m = masked.get_or_insert_with(|| vec![false; self.cluster.nodes.len()]);
                     for (n, x) in m.iter_mut().enumerate() {
-                        *x = *x || self.c.in_partition(n, part);
+                        *x = *x || self.cluster.in_partition(n, part);
                     }
                     if blocked.len() == parts.len() {
                         break;
@@ -282,7 +291,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         if self.classes.is_none() {
             self.queue_order();
             let order = self.order_cache.as_ref().expect("sorted by queue_order");
-            self.classes = Some(Classes::build(&self.c, order));
+            self.classes = Some(Classes::build(&self.cluster, order));
         }
         let mut cl = self.classes.take().expect("built");
         let mut heap: BinaryHeap<Reverse<(usize, usize)>> =
@@ -290,7 +299,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         for c in 0..cl.members.len() {
             let m = &cl.members[c];
             let mut lo = cl.lo[c];
-            while lo < m.len() && self.c.jobs[m[lo]].st != St::Pending {
+            while lo < m.len() && self.cluster.jobs[m[lo]].state != JobState::Pending {
                 lo += 1;
             }
             cl.lo[c] = lo;
@@ -303,7 +312,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         while let Some(Reverse((r, c))) = heap.pop() {
             let j = cl.members[c][cl.cursor[c]];
             let pending_at_start =
-                self.c.jobs[j].st == St::Pending && !self.requeued_now.contains(&j);
+                self.cluster.jobs[j].state == JobState::Pending && !self.requeued_now.contains(&j);
             let outcome = if pending_at_start {
                 self.consider(j, t, cx)
             } else {
@@ -342,27 +351,27 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// One job of a pass: start it, preempt for it, reserve for it, or record why not.
     pub(super) fn consider(&mut self, j: usize, t: f64, cx: &mut PassCtx) -> Outcome {
-        if self.c.jobs[j].st != St::Pending {
+        if self.cluster.jobs[j].state != JobState::Pending {
             return Outcome::Next;
         }
-        let team = self.c.jobs[j].team;
+        let team = self.cluster.jobs[j].team;
         if let Some(h) = cx.stopped_by {
             self.record(j, Block::Behind { head: h });
             return Outcome::Stop;
         }
-        if self.p.strict_team_fifo {
+        if self.policy.strict_team_fifo {
             if let Some(&h) = cx.fifo_blocked.get(&team) {
                 self.record(j, Block::Fifo { head: h });
                 return Outcome::Drop;
             }
         }
-        if let Some(g) = self.c.jobs[j].gang {
+        if let Some(g) = self.cluster.jobs[j].gang {
             if cx.gang_tried.insert(g) {
                 // A gang reads the reservations and may start.
                 self.reserve_deferred(t, cx, usize::MAX);
                 self.try_gang(g, t, cx);
             }
-            if self.c.jobs[j].st == St::Pending {
+            if self.cluster.jobs[j].state == JobState::Pending {
                 cx.fifo_blocked.entry(team).or_insert(j);
             }
             return Outcome::Next;
@@ -372,13 +381,13 @@ impl<'a, 'p> Engine<'a, 'p> {
             cx.fifo_blocked.entry(team).or_insert(j);
             return Outcome::Drop;
         }
-        let (total, qdim) = (self.c.jobs[j].total, self.c.jobs[j].qdim);
+        let (total, qdim) = (self.cluster.jobs[j].total, self.cluster.jobs[j].quota_dim);
         if let Some(b) = self.quota_check(team, &total, qdim, &self.usage) {
             self.record(j, b);
             cx.fifo_blocked.entry(team).or_insert(j);
             return Outcome::Drop;
         }
-        let job = &self.c.jobs[j];
+        let job = &self.cluster.jobs[j];
         let end = t + job.limit.unwrap_or(INF);
         let shape = job.shape;
         // A shape that found no room cannot find it later in this pass: free
@@ -394,7 +403,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             return Outcome::Next;
         }
         self.failed_shapes.insert(shape);
-        if self.p.preemption && self.may_preempt(j) {
+        if self.policy.preemption && self.may_preempt(j) {
             self.exempt_until.set(INF);
             let found = self.find_victims(j, t);
             let until = self.exempt_until.get();
@@ -406,12 +415,12 @@ impl<'a, 'p> Engine<'a, 'p> {
                 // The cluster changes now: waiting reservation attempts are made first.
                 self.reserve_deferred(t, cx, usize::MAX);
                 // Victims given a grace time end then; the job starts when the last has ended.
-                let grace = if self.p.preempt_mode == PreemptMode::Suspend {
+                let grace = if self.policy.preempt_mode == PreemptMode::Suspend {
                     0.0
                 } else {
                     victims
                         .iter()
-                        .map(|&v| self.c.qos[self.c.jobs[v].qos].grace)
+                        .map(|&v| self.cluster.qos[self.cluster.jobs[v].qos].grace)
                         .fold(0.0, f64::max)
                 };
                 for v in victims {
@@ -446,7 +455,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         } else {
             self.record(j, Block::Nodes);
         }
-        if self.p.backfill == Backfill::None {
+        if self.policy.backfill == Backfill::None {
             cx.stopped_by = Some(j);
             return Outcome::Stop;
         }
@@ -468,16 +477,25 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// for all its members at once, as a single job would.
     pub(super) fn try_gang(&mut self, g: usize, t: f64, cx: &mut PassCtx) {
         let res = &cx.plan;
-        let members: Vec<usize> = self.c.gang_members[g]
+        let members: Vec<usize> = self.cluster.gang_members[g]
             .iter()
             .copied()
-            .filter(|&m| self.c.jobs[m].st != St::Done && self.c.jobs[m].st != St::Rejected)
+            .filter(|&m| {
+                self.cluster.jobs[m].state != JobState::Done
+                    && self.cluster.jobs[m].state != JobState::Rejected
+            })
             .collect();
-        if members.iter().any(|&m| self.c.jobs[m].st == St::Running) {
+        if members
+            .iter()
+            .any(|&m| self.cluster.jobs[m].state == JobState::Running)
+        {
             // Part of the gang runs already (a snapshot mid-start): the rest start one by one.
-        } else if members.iter().any(|&m| self.c.jobs[m].st != St::Pending) {
+        } else if members
+            .iter()
+            .any(|&m| self.cluster.jobs[m].state != JobState::Pending)
+        {
             for &m in &members {
-                if self.c.jobs[m].st == St::Pending {
+                if self.cluster.jobs[m].state == JobState::Pending {
                     self.record(m, Block::Gang);
                 }
             }
@@ -486,18 +504,18 @@ impl<'a, 'p> Engine<'a, 'p> {
         let pend: Vec<usize> = members
             .iter()
             .copied()
-            .filter(|&m| self.c.jobs[m].st == St::Pending)
+            .filter(|&m| self.cluster.jobs[m].state == JobState::Pending)
             .collect();
         let mut usage = self.usage.clone();
-        let mut free: Vec<V3> = self.c.nodes.iter().map(|n| n.free).collect();
+        let mut free: Vec<V3> = self.cluster.nodes.iter().map(|n| n.free).collect();
         let mut plan = Vec::new();
         for &m in &pend {
             if let Some(h) = self.hold_check(m) {
                 self.record(m, h);
                 return self.gang_blocked(&pend);
             }
-            let job = &self.c.jobs[m];
-            if let Some(b) = self.quota_check(job.team, &job.total, job.qdim, &usage) {
+            let job = &self.cluster.jobs[m];
+            if let Some(b) = self.quota_check(job.team, &job.total, job.quota_dim, &usage) {
                 self.record(m, b);
                 return self.gang_blocked(&pend);
             }
@@ -509,7 +527,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                             free[n][d] -= job.per_node[d];
                         }
                     }
-                    for d in (0..3).chain(job.qdim) {
+                    for d in (0..3).chain(job.quota_dim) {
                         usage[job.team][d] += need_in(&job.total, d);
                     }
                     plan.push((m, nodes));
@@ -517,15 +535,15 @@ impl<'a, 'p> Engine<'a, 'p> {
                 None => {
                     self.resource_blocked = true;
                     self.gang_blocked(&pend);
-                    if self.p.backfill != Backfill::None && cx.res_holder.len() < cx.max_res {
+                    if self.policy.backfill != Backfill::None && cx.res_holder.len() < cx.max_res {
                         if let Some((at, plan)) = self.earliest_gang(&pend, t, &cx.plan) {
                             for (m, nodes) in plan {
-                                let end = at + self.c.jobs[m].limit.unwrap_or(INF);
+                                let end = at + self.cluster.jobs[m].limit.unwrap_or(INF);
                                 cx.plan.push(Reservation {
                                     start: at,
                                     end,
                                     nodes,
-                                    need: self.c.jobs[m].per_node,
+                                    need: self.cluster.jobs[m].per_node,
                                 });
                             }
                             cx.res_holder.push(pend[0]);

@@ -143,7 +143,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             free[CPU] - need[CPU],
             free[MEM] - need[MEM],
         ];
-        match self.p.placement {
+        match self.policy.placement {
             Placement::BestFit => (left[0], left[1], left[2]),
             Placement::Spread => (-left[0], -left[1], -left[2]),
             // Scored by free CPUs only; `consecutive_pick` needs no more.
@@ -170,18 +170,18 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// more than the best run found; with as many, only an earlier node can
     /// still win (a one-node run that starts first).
     pub(super) fn one_node_run(&self, j: usize, res: &Plan, to: f64) -> Option<usize> {
-        let job = &self.c.jobs[j];
+        let job = &self.cluster.jobs[j];
         let need = job.per_node;
         let member = |n: usize| {
-            fits(&self.c.nodes[n].free, &need)
-                && self.c.node_eligible(j, n)
+            fits(&self.cluster.nodes[n].free, &need)
+                && self.cluster.node_eligible(j, n)
                 && (res.is_empty() || self.clear_of(n, self.now, to, &need, res))
         };
-        let groups = self.node_groups(job.gtype);
+        let groups = self.node_groups(job.gpu_type);
         // (run's free CPUs, its first node, its tightest node), and the runs seen.
         let mut best: Option<(f64, usize, usize)> = None;
         let mut seen: Vec<(usize, usize)> = Vec::new();
-        let last = self.c.nodes.len() - 1;
+        let last = self.cluster.nodes.len() - 1;
         self.best.each_by_cpu(&groups, &need, |n, cpus| {
             if let Some((sum, first, _)) = best {
                 if cpus > sum {
@@ -205,9 +205,9 @@ impl<'a, 'p> Engine<'a, 'p> {
             // Summed in node order, as `consecutive_pick` sums: the same float.
             let (mut sum, mut tight) = (0.0, lo);
             for m in lo..=hi {
-                let c = self.c.nodes[m].free[CPU];
+                let c = self.cluster.nodes[m].free[CPU];
                 sum += c;
-                if c < self.c.nodes[tight].free[CPU] {
+                if c < self.cluster.nodes[tight].free[CPU] {
                     tight = m;
                 }
             }
@@ -228,36 +228,39 @@ impl<'a, 'p> Engine<'a, 'p> {
         free: Option<&[V3]>,
         to: f64,
     ) -> Option<Vec<usize>> {
-        let job = &self.c.jobs[j];
+        let job = &self.cluster.jobs[j];
         let need = job.per_node;
-        if free.is_none() && self.p.placement == Placement::BestFit {
+        if free.is_none() && self.policy.placement == Placement::BestFit {
             // Nodes come tightest first: the first `nn` that take the job are
             // the ones scoring would pick.
-            let groups = self.node_groups(job.gtype);
-            let mut out = Vec::with_capacity(job.nn);
+            let groups = self.node_groups(job.gpu_type);
+            let mut out = Vec::with_capacity(job.nodes_wanted);
             self.best.each_best(&groups, &need, |n| {
-                if self.c.node_eligible(j, n)
+                if self.cluster.node_eligible(j, n)
                     && (res.is_empty() || self.clear_of(n, self.now, to, &need, res))
                 {
                     out.push(n);
-                    return out.len() == job.nn;
+                    return out.len() == job.nodes_wanted;
                 }
                 false
             });
-            if out.len() < job.nn {
+            if out.len() < job.nodes_wanted {
                 return None;
             }
             out.sort_unstable();
             return Some(out);
         }
-        if self.p.placement == Placement::Consecutive && job.nn == 1 && free.is_none() {
+        if self.policy.placement == Placement::Consecutive
+            && job.nodes_wanted == 1
+            && free.is_none()
+        {
             return self.one_node_run(j, res, to).map(|n| vec![n]);
         }
-        if self.p.placement == Placement::Consecutive && job.nn == 1 {
+        if self.policy.placement == Placement::Consecutive && job.nodes_wanted == 1 {
             let mut runs = OneNodeRuns::default();
             let mut visit = |n: usize, f: &V3| {
                 if fits(f, &need)
-                    && self.c.node_eligible(j, n)
+                    && self.cluster.node_eligible(j, n)
                     && (res.is_empty() || self.clear_of(n, self.now, to, &need, res))
                 {
                     runs.push(n, f[CPU]);
@@ -270,23 +273,23 @@ impl<'a, 'p> Engine<'a, 'p> {
                 }),
                 None => self
                     .free_ix
-                    .each_fitting(&need, |n| visit(n, &self.c.nodes[n].free)),
+                    .each_fitting(&need, |n| visit(n, &self.cluster.nodes[n].free)),
             }
             return runs.pick().map(|n| vec![n]);
         }
         let mut cands: Vec<((f64, f64, f64), usize)> = Vec::new();
         let mut visit = |n: usize, f: &V3| -> bool {
             if fits(f, &need)
-                && self.c.node_eligible(j, n)
+                && self.cluster.node_eligible(j, n)
                 && (res.is_empty() || self.clear_of(n, self.now, to, &need, res))
             {
                 cands.push((self.score(f, &need), n));
-                if self.p.placement == Placement::Consecutive {
+                if self.policy.placement == Placement::Consecutive {
                     return false; // the runs need every candidate
                 }
                 // A perfect fit: nothing can beat it, and earlier nodes win ties.
-                return job.nn == 1
-                    && self.p.placement == Placement::BestFit
+                return job.nodes_wanted == 1
+                    && self.policy.placement == Placement::BestFit
                     && cands
                         .last()
                         .is_some_and(|c| c.0 .0 == 0.0 && c.0 .1 == 0.0 && c.0 .2 == 0.0);
@@ -303,11 +306,11 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
             None => self
                 .free_ix
-                .each_fitting(&need, |n| visit(n, &self.c.nodes[n].free)),
+                .each_fitting(&need, |n| visit(n, &self.cluster.nodes[n].free)),
         }
-        if self.p.placement == Placement::Consecutive {
-            return consecutive_pick(cands, job.nn);
+        if self.policy.placement == Placement::Consecutive {
+            return consecutive_pick(cands, job.nodes_wanted);
         }
-        pick(cands, job.nn)
+        pick(cands, job.nodes_wanted)
     }
 }

@@ -40,10 +40,10 @@ impl Eq for Cand<'_> {}
 impl<'a, 'p> Engine<'a, 'p> {
     /// Adds or removes a running job in the preemption index, if it could ever be a victim.
     pub(super) fn index_victim(&mut self, j: usize, add: bool) {
-        let job = &self.c.jobs[j];
-        if !self.p.preemption
-            || !self.c.teams[job.team].preemptible
-            || self.c.qos[job.qos].exempt
+        let job = &self.cluster.jobs[j];
+        if !self.policy.preemption
+            || !self.cluster.teams[job.team].preemptible
+            || self.cluster.qos[job.qos].exempt
             || job.nodes.is_empty()
         {
             return;
@@ -59,23 +59,23 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     pub(super) fn preempt(&mut self, v: usize, by: usize, t: f64) {
         if let Some(f) = self.fair.as_mut() {
-            f.accrue(v, self.c.jobs[v].start, t);
+            f.accrue(v, self.cluster.jobs[v].start, t);
         }
-        let mode = self.p.preempt_mode;
+        let mode = self.policy.preempt_mode;
         self.release(v);
-        let ran = t - self.c.jobs[v].start;
+        let ran = t - self.cluster.jobs[v].start;
         self.ends.retain(|e| e.1 != v);
-        let job = &mut self.c.jobs[v];
+        let job = &mut self.cluster.jobs[v];
         match mode {
-            PreemptMode::Cancel => job.st = St::Cancelled,
+            PreemptMode::Cancel => job.state = JobState::Cancelled,
             PreemptMode::Suspend => {
                 job.remaining = (job.remaining - ran).max(0.0);
-                job.st = St::Pending;
+                job.state = JobState::Pending;
             }
-            PreemptMode::Requeue => job.st = St::Pending,
+            PreemptMode::Requeue => job.state = JobState::Pending,
         }
         job.nodes.clear();
-        if job.st == St::Cancelled {
+        if job.state == JobState::Cancelled {
             self.on_leave_queue(v);
         } else {
             self.mark_pending(v);
@@ -92,40 +92,42 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// drop below its guarantee.
     /// Cheap test whether any victim could exist, before scanning running jobs.
     pub(super) fn may_preempt(&self, j: usize) -> bool {
-        let job = &self.c.jobs[j];
-        if !self.c.qos[job.qos].preempts.is_empty() || job.class_rank > 1 {
+        let job = &self.cluster.jobs[j];
+        if !self.cluster.qos[job.qos].preempts.is_empty() || job.class_rank > 1 {
             return true;
         }
-        let team = &self.c.teams[job.team];
-        self.p.quota == QuotaMode::Enforce
-            && self.within_guarantee(job.team, &job.total, job.qdim)
-            && (0..self.c.teams.len()).any(|x| {
-                x != job.team && self.c.teams[x].cohort == team.cohort && self.borrowing(x)
+        let team = &self.cluster.teams[job.team];
+        self.policy.quota == QuotaMode::Enforce
+            && self.within_guarantee(job.team, &job.total, job.quota_dim)
+            && (0..self.cluster.teams.len()).any(|x| {
+                x != job.team && self.cluster.teams[x].cohort == team.cohort && self.borrowing(x)
             })
     }
 
     pub(super) fn find_victims(&self, j: usize, t: f64) -> Option<(Vec<usize>, Vec<usize>)> {
-        let job = &self.c.jobs[j];
-        let reclaim = self.p.quota == QuotaMode::Enforce
-            && self.within_guarantee(job.team, &job.total, job.qdim);
-        let my_cohort = self.c.teams[job.team].cohort;
-        let borrowing: Vec<bool> = (0..self.c.teams.len()).map(|x| self.borrowing(x)).collect();
-        let jobs = &self.c.jobs;
+        let job = &self.cluster.jobs[j];
+        let reclaim = self.policy.quota == QuotaMode::Enforce
+            && self.within_guarantee(job.team, &job.total, job.quota_dim);
+        let my_cohort = self.cluster.teams[job.team].cohort;
+        let borrowing: Vec<bool> = (0..self.cluster.teams.len())
+            .map(|x| self.borrowing(x))
+            .collect();
+        let jobs = &self.cluster.jobs;
         let mut heap: BinaryHeap<Cand<'a>> = BinaryHeap::new();
         // A gang member is a candidate only with all its gang: `cands` says which are.
         let mut cands: FxSet<usize> = FxSet::default();
         // Started in this same pass (start >= t): not a victim.
         let before_t = (ord_bits(t), 0);
         for (&(q, vteam, rank), set) in &self.victims {
-            let by_qos = self.c.qos[job.qos].preempts.contains(&q)
+            let by_qos = self.cluster.qos[job.qos].preempts.contains(&q)
                 || (job.class_rank > 0 && rank > 0 && job.class_rank > rank);
             let by_reclaim = reclaim
                 && vteam != job.team
-                && self.c.teams[vteam].cohort == my_cohort
+                && self.cluster.teams[vteam].cohort == my_cohort
                 && borrowing[vteam];
             if by_qos || by_reclaim {
                 // Younger than its QoS's exempt time: not a victim yet.
-                let exempt = self.c.qos[q].exempt_time;
+                let exempt = self.cluster.qos[q].exempt_time;
                 let bound = if exempt > 0.0 {
                     (ord_bits(t - exempt), usize::MAX).min(before_t)
                 } else {
@@ -144,7 +146,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                     }
                     heap.push(Cand {
                         borrowing: borrowing[vteam],
-                        prio: vj.prio,
+                        prio: vj.priority,
                         start: vj.start,
                         id: vj.id,
                         v,
@@ -156,12 +158,12 @@ impl<'a, 'p> Engine<'a, 'p> {
             return None;
         }
         let need = job.per_node;
-        let mut free: Vec<V3> = self.c.nodes.iter().map(|n| n.free).collect();
+        let mut free: Vec<V3> = self.cluster.nodes.iter().map(|n| n.free).collect();
         // Nodes that fit the job in `free`, kept up to date as victims are given
         // back and forth, so each try costs the victim's nodes and not the cluster.
         let mut fit: BTreeSet<usize> = BTreeSet::new();
         self.free_ix.each_fitting(&need, |n| {
-            if self.c.node_eligible(j, n) {
+            if self.cluster.node_eligible(j, n) {
                 fit.insert(n);
             }
             false
@@ -181,27 +183,27 @@ impl<'a, 'p> Engine<'a, 'p> {
                     for d in 0..3 {
                         free[n][d] += sign * vj.per_node[d];
                     }
-                    if fits(&free[n], &need) && self.c.node_eligible(j, n) {
+                    if fits(&free[n], &need) && self.cluster.node_eligible(j, n) {
                         fit.insert(n);
                     } else {
                         fit.remove(&n);
                     }
                 }
-                for d in (0..3).chain(vj.qdim) {
+                for d in (0..3).chain(vj.quota_dim) {
                     usage[vj.team][d] -= sign * need_in(&vj.total, d);
                 }
             }
         };
         // The same choice as `place_now` on `free` without reservations.
         let place = |free: &[V3], fit: &BTreeSet<usize>| -> Option<Vec<usize>> {
-            if fit.len() < job.nn {
+            if fit.len() < job.nodes_wanted {
                 return None;
             }
             pick(
                 fit.iter()
                     .map(|&n| (self.score(&free[n], &need), n))
                     .collect(),
-                job.nn,
+                job.nodes_wanted,
             )
         };
         let mut placed = None;
@@ -212,10 +214,10 @@ impl<'a, 'p> Engine<'a, 'p> {
             let unit = match jobs[v].gang {
                 None => vec![v],
                 Some(g) => {
-                    let unit: Vec<usize> = self.c.gang_members[g]
+                    let unit: Vec<usize> = self.cluster.gang_members[g]
                         .iter()
                         .copied()
-                        .filter(|&m| jobs[m].st == St::Running)
+                        .filter(|&m| jobs[m].state == JobState::Running)
                         .collect();
                     if !unit.iter().all(|m| cands.contains(m)) {
                         continue; // a member this job may not preempt: the gang stays whole
@@ -230,7 +232,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             taken.extend(unit.iter().copied());
             chosen.push(unit);
             if self
-                .quota_check(job.team, &job.total, job.qdim, &usage)
+                .quota_check(job.team, &job.total, job.quota_dim, &usage)
                 .is_none()
             {
                 if let Some(p) = place(&free, &fit) {
@@ -246,7 +248,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             i -= 1;
             give(&mut free, &mut fit, &mut usage, &chosen[i], -1.0);
             let ok = self
-                .quota_check(job.team, &job.total, job.qdim, &usage)
+                .quota_check(job.team, &job.total, job.quota_dim, &usage)
                 .is_none();
             match if ok { place(&free, &fit) } else { None } {
                 Some(p) => {

@@ -8,9 +8,9 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// the children of one parent under Fair Tree, every team under classic; the
     /// usage of an account is its subtree's. No usage: an infinite level.
     pub fn fairshare_levels(&self) -> Vec<(f64, f64, f64)> {
-        let teams = &self.c.teams;
+        let teams = &self.cluster.teams;
         let n = teams.len();
-        let tree = self.p.fairshare == FairShareMode::FairTree;
+        let tree = self.policy.fairshare == FairShareMode::FairTree;
         let mut sub = self.fs_usage.clone();
         if tree {
             for t in 0..n {
@@ -60,9 +60,9 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// Fair-share factor per team, classic 2^(-U/S) or Fair Tree rank.
     pub fn fairshare_factors(&self) -> Vec<f64> {
-        let teams = &self.c.teams;
+        let teams = &self.cluster.teams;
         let n = teams.len();
-        match self.p.fairshare {
+        match self.policy.fairshare {
             FairShareMode::Classic => {
                 let ss: f64 = teams.iter().map(|t| t.shares).sum();
                 let us: f64 = self.fs_usage.iter().sum();
@@ -145,14 +145,14 @@ impl<'a, 'p> Engine<'a, 'p> {
     pub fn prioritise_snapshot(&mut self, t: f64) {
         let fs = self.priority_fairshare();
         self.prioritise_pending(t, &fs);
-        let running: Vec<usize> = (0..self.c.jobs.len())
-            .filter(|&j| self.c.jobs[j].from_snapshot_running)
+        let running: Vec<usize> = (0..self.cluster.jobs.len())
+            .filter(|&j| self.cluster.jobs[j].from_snapshot_running)
             .collect();
         self.set_priorities(&running, t, &fs);
         for &j in &running {
-            let job = &mut self.c.jobs[j];
-            if let Some(p) = job.src_prio {
-                job.prio = p;
+            let job = &mut self.cluster.jobs[j];
+            if let Some(p) = job.source_priority {
+                job.priority = p;
             }
         }
     }
@@ -160,8 +160,8 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// Each team's fair-share factor as priorities read it.
     pub(super) fn priority_fairshare(&self) -> Vec<f64> {
         // With no fair-share weight (FCFS trace replays) the factors would be multiplied away.
-        if self.p.w.fairshare == 0.0 {
-            vec![0.0; self.c.teams.len()]
+        if self.policy.w.fairshare == 0.0 {
+            vec![0.0; self.cluster.teams.len()]
         } else {
             self.fairshare_factors()
         }
@@ -176,33 +176,33 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// Each job's factors and priority at `t`, with fair-share factors `fs` per team.
     pub(super) fn set_priorities(&mut self, jobs: &[usize], t: f64, fs: &[f64]) {
-        let w = &self.p.w;
-        let tot = self.c.total;
-        let unit = self.c.unit;
+        let w = &self.policy.w;
+        let tot = self.cluster.total;
+        let unit = self.cluster.unit;
         for &j in jobs {
-            let job = &mut self.c.jobs[j];
-            let age = ((t - job.eligible).max(0.0).min(self.p.max_age)) / self.p.max_age;
+            let job = &mut self.cluster.jobs[j];
+            let age = ((t - job.eligible).max(0.0).min(self.policy.max_age)) / self.policy.max_age;
             let mut size = if tot[unit] > 0.0 {
                 (job.total[unit] / tot[unit]).min(1.0)
             } else {
                 0.0
             };
-            if self.p.favor_small {
+            if self.policy.favor_small {
                 size = 1.0 - size;
             }
             let part = job
-                .part
-                .and_then(|p| self.c.part_factor.get(p).copied())
+                .partition
+                .and_then(|p| self.cluster.part_factor.get(p).copied())
                 .unwrap_or(0.0);
             let f = [
                 w.age * age,
                 w.fairshare * fs[job.team],
-                w.qos * self.c.qos[job.qos].prio,
+                w.qos * self.cluster.qos[job.qos].priority,
                 w.job_size * size,
                 w.partition * part,
             ];
             job.factors = f;
-            job.prio = f[0] + f[1] + f[2] + f[3] + f[4];
+            job.priority = f[0] + f[1] + f[2] + f[3] + f[4];
         }
     }
 
@@ -210,17 +210,17 @@ impl<'a, 'p> Engine<'a, 'p> {
         if self.static_priority {
             if self.order_cache.is_none() {
                 // Every job that is or may become pending (a requeued victim) once.
-                let all: Vec<usize> = (0..self.c.jobs.len()).collect();
+                let all: Vec<usize> = (0..self.cluster.jobs.len()).collect();
                 self.order_cache = Some(self.sorted(all));
             }
-            let jobs = &self.c.jobs;
+            let jobs = &self.cluster.jobs;
             return self
                 .order_cache
                 .as_ref()
                 .expect("set")
                 .iter()
                 .copied()
-                .filter(|&j| jobs[j].st == St::Pending)
+                .filter(|&j| jobs[j].state == JobState::Pending)
                 .collect();
         }
         let v = self.compact_pending().to_vec();
@@ -228,8 +228,8 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     pub(super) fn sorted(&self, mut v: Vec<usize>) -> Vec<usize> {
-        let jobs = &self.c.jobs;
-        if self.p.strict_team_fifo {
+        let jobs = &self.cluster.jobs;
+        if self.policy.strict_team_fifo {
             v.sort_by(|&a, &b| {
                 jobs[a]
                     .submit
@@ -253,8 +253,8 @@ impl<'a, 'p> Engine<'a, 'p> {
         if let Some(f) = self.fair.as_mut() {
             if f.due(t) {
                 // The scheduler's recalculation: running jobs' usage so far, then a new ranking.
-                for (j, job) in self.c.jobs.iter().enumerate() {
-                    if job.st == St::Running {
+                for (j, job) in self.cluster.jobs.iter().enumerate() {
+                    if job.state == JobState::Running {
                         f.accrue(j, job.start, t);
                     }
                 }
@@ -262,27 +262,30 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
         }
         let base = self.age_drift.as_ref().expect("checked");
-        let (w, max_age, t0) = (self.p.w.age, self.p.max_age, self.t0);
+        let (w, max_age, t0) = (self.policy.w.age, self.policy.max_age, self.t0);
         let age = |x: f64, e: f64| (x - e).max(0.0).min(max_age);
         let fair = self.fair.as_ref();
         for &j in &self.pending {
-            let job = &mut self.c.jobs[j];
-            job.prio = base[j]
+            let job = &mut self.cluster.jobs[j];
+            job.priority = base[j]
                 + w * (age(t, job.eligible) - age(t0, job.eligible)) / max_age
                 + fair.map_or(0.0, |f| f.delta(j));
         }
-        let jobs = &self.c.jobs;
+        let jobs = &self.cluster.jobs;
         let sorted = match &self.order_cache {
             None => true,
             Some(cache) => {
                 let mut prev: Option<usize> = None;
                 let mut ok = true;
-                for &j in cache.iter().filter(|&&j| jobs[j].st == St::Pending) {
+                for &j in cache
+                    .iter()
+                    .filter(|&&j| jobs[j].state == JobState::Pending)
+                {
                     if let Some(p) = prev {
                         let (a, b) = (&jobs[p], &jobs[j]);
                         let ord = b
-                            .prio
-                            .total_cmp(&a.prio)
+                            .priority
+                            .total_cmp(&a.priority)
                             .then(a.submit.total_cmp(&b.submit))
                             .then_with(|| id_cmp(a.id, b.id));
                         if ord == std::cmp::Ordering::Greater {
