@@ -1,7 +1,7 @@
 //! `predict` and `simulate`: msgpack in, msgpack out (arrays, decoded by
 //! msgspec Structs with array_like=True in scheduler_core/types.py).
 
-use crate::cluster::{id_cmp, queue_cmp, Cluster, St, INF};
+use crate::cluster::{id_cmp, queue_cmp, Cluster, JobState, INF};
 use crate::engine::{fmt_amount, fmt_clock, Block, Engine, Ev};
 use crate::fairtree::{FairDrift, FairTree, ShareAssoc};
 use crate::fxhash::FxMap;
@@ -28,9 +28,9 @@ type PredRow<'a> = (
 );
 
 fn pending_in_submit_order(e: &Engine) -> Vec<usize> {
-    let jobs = &e.c.jobs;
+    let jobs = &e.cluster.jobs;
     let mut v: Vec<usize> = (0..jobs.len())
-        .filter(|&j| jobs[j].st == St::Pending)
+        .filter(|&j| jobs[j].state == JobState::Pending)
         .collect();
     v.sort_by(|&a, &b| {
         jobs[a]
@@ -110,15 +110,16 @@ pub fn fairshare(snapshot: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
     let e = Engine::new(c, policy, now);
     let factors = e.fairshare_factors();
     let levels = e.fairshare_levels();
-    let rows: Vec<FairRow> =
-        e.c.teams
-            .iter()
-            .enumerate()
-            .map(|(t, team)| {
-                let (s, u, lf) = levels[t];
-                (team.name, team.shares, e.fs_usage[t], s, u, lf, factors[t])
-            })
-            .collect();
+    let rows: Vec<FairRow> = e
+        .cluster
+        .teams
+        .iter()
+        .enumerate()
+        .map(|(t, team)| {
+            let (s, u, lf) = levels[t];
+            (team.name, team.shares, e.fs_usage[t], s, u, lf, factors[t])
+        })
+        .collect();
     rmp_serde::to_vec(&rows).map_err(|e| format!("cannot encode fair-share: {e}"))
 }
 
@@ -171,11 +172,16 @@ fn predict_with(
     e.prioritise_snapshot(now);
     if policy.priority == PriorityMode::Source {
         // The order the source reports at the snapshot; from there, only age moves it.
-        for job in e.c.jobs.iter_mut().filter(|j| j.st == St::Pending) {
-            if let Some(p) = job.src_prio {
-                job.prio = p;
+        for job in e
+            .cluster
+            .jobs
+            .iter_mut()
+            .filter(|j| j.state == JobState::Pending)
+        {
+            if let Some(p) = job.source_priority {
+                job.priority = p;
             }
-            if let Some(f) = job.src_factors {
+            if let Some(f) = job.source_factors {
                 job.factors = f;
             }
         }
@@ -187,14 +193,14 @@ fn predict_with(
             e.fair = fair_drift(&e, &shares, policy, now);
         }
         if policy.w.age > 0.0 || e.fair.is_some() {
-            e.age_drift = Some(e.c.jobs.iter().map(|j| j.prio).collect());
+            e.age_drift = Some(e.cluster.jobs.iter().map(|j| j.priority).collect());
         }
     }
-    let mut queue: Vec<usize> = (0..e.c.jobs.len())
-        .filter(|&j| e.c.jobs[j].st == St::Pending)
+    let mut queue: Vec<usize> = (0..e.cluster.jobs.len())
+        .filter(|&j| e.cluster.jobs[j].state == JobState::Pending)
         .collect();
     {
-        let jobs = &e.c.jobs;
+        let jobs = &e.cluster.jobs;
         queue.sort_by(|&a, &b| queue_cmp(&jobs[a], &jobs[b]));
     }
     for j in pending_in_submit_order(&e) {
@@ -214,11 +220,15 @@ fn predict_with(
     let mut basis = String::with_capacity(64);
     let mut bindings: FxMap<(usize, usize, u64), String> = FxMap::default();
     for j in queue {
-        let job = &e.c.jobs[j];
+        let job = &e.cluster.jobs[j];
         let preempts: Vec<(&str, &'static str)> = e
             .preempted_by
             .get(&j)
-            .map(|v| v.iter().map(|&(v, m)| (e.c.jobs[v].id, m.name())).collect())
+            .map(|v| {
+                v.iter()
+                    .map(|&(v, m)| (e.cluster.jobs[v].id, m.name()))
+                    .collect()
+            })
             .unwrap_or_default();
         let start = job.first_start.filter(|&s| s <= now + horizon);
         reason.clear();
@@ -259,7 +269,7 @@ fn predict_with(
                     by_node
                 } {
                     reason.push_str(" when job ");
-                    reason.push_str(e.c.jobs[t].id);
+                    reason.push_str(e.cluster.jobs[t].id);
                     reason.push_str(" ends");
                 }
             }
@@ -314,12 +324,15 @@ fn predict_with(
             basis.push_str("no time limit");
         }
         let nodes: Vec<&str> = if start.is_some() {
-            job.first_nodes.iter().map(|&n| e.c.nodes[n].name).collect()
+            job.first_nodes
+                .iter()
+                .map(|&n| e.cluster.nodes[n].name)
+                .collect()
         } else {
             Vec::new()
         };
-        // The priority at the snapshot (with the source's priorities, `prio` has aged since).
-        let prio = e.age_drift.as_ref().map_or(job.prio, |base| base[j]);
+        // The priority at the snapshot (with the source's priorities, `priority` has aged since).
+        let prio = e.age_drift.as_ref().map_or(job.priority, |base| base[j]);
         out.row(&(
             job.id,
             state,
@@ -385,7 +398,7 @@ fn push_why(
         return;
     };
     let key = match b {
-        Block::Nodes => Some((0, e.c.jobs[j].shape, 0)),
+        Block::Nodes => Some((0, e.cluster.jobs[j].shape, 0)),
         Block::Reservation { holder, at } => Some((1, *holder, at.to_bits())),
         _ => None,
     };
@@ -434,11 +447,11 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
     for j in pending_in_submit_order(&e) {
         e.admit_submit(j, t0);
     }
-    let mut arrivals: Vec<usize> = (0..e.c.jobs.len())
-        .filter(|&j| e.c.jobs[j].st == St::Future)
+    let mut arrivals: Vec<usize> = (0..e.cluster.jobs.len())
+        .filter(|&j| e.cluster.jobs[j].state == JobState::Future)
         .collect();
     {
-        let jobs = &e.c.jobs;
+        let jobs = &e.cluster.jobs;
         arrivals.sort_by(|&a, &b| {
             jobs[a]
                 .submit
@@ -446,9 +459,9 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
                 .then_with(|| id_cmp(jobs[a].id, jobs[b].id))
         });
     }
-    let nt = e.c.teams.len();
-    let unit = e.c.unit;
-    let total = e.c.total[unit];
+    let nt = e.cluster.teams.len();
+    let unit = e.cluster.unit;
+    let total = e.cluster.total[unit];
     let mut team_secs = vec![0.0; nt];
     let mut used_secs = 0.0;
     let mut stranded_secs = 0.0;
@@ -486,12 +499,13 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
                 }
             }
             if e.resource_blocked {
-                let idle: f64 =
-                    e.c.nodes
-                        .iter()
-                        .filter(|n| n.usable)
-                        .map(|n| n.free[unit])
-                        .sum();
+                let idle: f64 = e
+                    .cluster
+                    .nodes
+                    .iter()
+                    .filter(|n| n.usable)
+                    .map(|n| n.free[unit])
+                    .sum();
                 stranded_secs += idle * dt;
             }
             end_time = to;
@@ -504,8 +518,8 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
     let mut evs: Vec<EvRow> = Vec::with_capacity(e.events.len());
     let mut preemptions = 0;
     for (t, ev) in &e.events {
-        let jobs = &e.c.jobs;
-        let nodes = &e.c.nodes;
+        let jobs = &e.cluster.jobs;
+        let nodes = &e.cluster.nodes;
         evs.push(match ev {
             Ev::Submit(j) => (*t, "submit", jobs[*j].id, vec![], None, None),
             Ev::Start {
@@ -547,7 +561,7 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
     let (mut submitted, mut started, mut finished, mut rejected) = (0u64, 0u64, 0u64, 0u64);
     let mut job_rows: Vec<JobRow> = Vec::new();
     let mut team_active = vec![false; nt];
-    for job in &e.c.jobs {
+    for job in &e.cluster.jobs {
         if job.from_snapshot_running {
             team_active[job.team] = true;
             continue;
@@ -558,25 +572,25 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
             started += 1;
             waits.push(s - job.submit);
         }
-        let end = (job.st == St::Done).then_some(job.planned_end);
+        let end = (job.state == JobState::Done).then_some(job.planned_end);
         if let Some(end) = end {
             finished += 1;
             let run = end - job.start;
             bsld.push(((end - job.submit) / run.max(TAU)).max(1.0));
         }
-        if job.st == St::Rejected {
+        if job.state == JobState::Rejected {
             rejected += 1;
         }
-        let state = match job.st {
-            St::Future | St::Pending => "pending",
-            St::Running => "running",
-            St::Done => "finished",
-            St::Rejected => "rejected",
-            St::Cancelled => "cancelled",
+        let state = match job.state {
+            JobState::Future | JobState::Pending => "pending",
+            JobState::Running => "running",
+            JobState::Done => "finished",
+            JobState::Rejected => "rejected",
+            JobState::Cancelled => "cancelled",
         };
         job_rows.push((
             job.id,
-            e.c.teams[job.team].name,
+            e.cluster.teams[job.team].name,
             job.submit,
             job.first_start,
             end,
@@ -610,7 +624,7 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
     let xs: Vec<f64> = (0..nt)
         .filter(|&t| team_active[t])
         .map(|t| {
-            let w = e.c.teams[t].shares;
+            let w = e.cluster.teams[t].shares;
             if w > 0.0 {
                 team_secs[t] / w
             } else {
@@ -640,7 +654,7 @@ pub fn simulate(input: &[u8], policy: &Policy) -> Result<Vec<u8>, String> {
         t0,
         end_time,
     );
-    let teams: Vec<&str> = e.c.teams.iter().map(|t| t.name).collect();
+    let teams: Vec<&str> = e.cluster.teams.iter().map(|t| t.name).collect();
     let unit_name = if unit == CPU { "cpu" } else { "gpu" };
     let out = (teams, unit_name, evs, usage, metrics, job_rows);
     rmp_serde::to_vec(&out).map_err(|e| format!("cannot encode the simulation result: {e}"))
@@ -684,10 +698,14 @@ fn fair_drift(
     if tree.is_empty() {
         return None;
     }
-    let jobs = &e.c.jobs;
+    let jobs = &e.cluster.jobs;
     let assoc = jobs
         .iter()
-        .map(|j| user_ix.get(&(e.c.teams[j.team].name, j.user)).copied())
+        .map(|j| {
+            user_ix
+                .get(&(e.cluster.teams[j.team].name, j.user))
+                .copied()
+        })
         .collect();
     let rate = jobs.iter().map(|j| j.total[CPU].max(0.0)).collect();
     Some(FairDrift::new(

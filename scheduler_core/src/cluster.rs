@@ -13,12 +13,12 @@ pub const INF: f64 = f64::INFINITY;
 
 pub struct Node<'a> {
     pub name: &'a str,
-    pub cap: V3,
+    pub capacity: V3,
     /// Allocation the snapshot reports but no listed job explains; never freed.
     pub foreign: V3,
     pub free: V3,
-    pub gtype: Option<&'a str>,
-    pub parts: Vec<&'a str>,
+    pub gpu_type: Option<&'a str>,
+    pub partitions: Vec<&'a str>,
     pub usable: bool,
     pub features: Vec<&'a str>,
     pub running: Vec<usize>,
@@ -30,12 +30,12 @@ pub struct Team<'a> {
     pub name: &'a str,
     pub parent: Option<usize>,
     pub cohort: usize,
-    pub has_g: bool,
+    pub has_guarantee: bool,
     /// Quota per dimension: cpu, memory, gpu, then one per typed GPU key
-    /// (`Cluster::qtypes`) some team's quota names.
-    pub g: Vec<f64>,
-    pub m: Vec<f64>,
-    pub l: Vec<f64>,
+    /// (`Cluster::quota_gpu_types`) some team's quota names.
+    pub guarantee: Vec<f64>,
+    pub max: Vec<f64>,
+    pub lendable: Vec<f64>,
     pub preemptible: bool,
     pub shares: f64,
     pub raw_usage: Option<f64>,
@@ -50,7 +50,7 @@ pub struct Team<'a> {
 
 pub struct Qos<'a> {
     pub name: &'a str,
-    pub prio: f64,
+    pub priority: f64,
     pub preempts: Vec<usize>,
     pub exempt: bool,
     pub max_wall: Option<f64>,
@@ -64,8 +64,9 @@ pub struct Qos<'a> {
     pub grace: f64,
 }
 
+/// Where a job is in its life: not yet arrived, queued, running, or out of the schedule.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum St {
+pub enum JobState {
     Future,
     Pending,
     Running,
@@ -79,13 +80,13 @@ pub struct Job<'a> {
     pub user: &'a str,
     pub team: usize,
     pub qos: usize,
-    pub part: Option<&'a str>,
+    pub partition: Option<&'a str>,
     pub total: V3,
     pub per_node: V3,
-    pub nn: usize,
-    pub gtype: Option<&'a str>,
+    pub nodes_wanted: usize,
+    pub gpu_type: Option<&'a str>,
     /// Quota dimension of the typed GPU request, if a team quota names its type.
-    pub qdim: Option<usize>,
+    pub quota_dim: Option<usize>,
     pub limit: Option<f64>,
     /// Run time still to go (actual duration in simulation, limit in prediction).
     pub remaining: f64,
@@ -93,32 +94,32 @@ pub struct Job<'a> {
     pub eligible: f64,
     pub class_rank: i32,
     pub gang: Option<usize>,
-    pub st: St,
+    pub state: JobState,
     pub start: f64,
     pub first_start: Option<f64>,
     pub first_nodes: Vec<usize>,
     pub planned_end: f64,
     pub nodes: Vec<usize>,
     pub run_seq: u64,
-    pub prio: f64,
+    pub priority: f64,
     pub factors: [f64; 5],
     pub from_snapshot_running: bool,
     /// Jobs of one shape (per-node request, node count, GPU type, partition,
     /// time limit, constraint) place alike: a pass remembers a failed shape by this id.
     pub shape: usize,
-    /// Index into `Cluster::cons_nodes`: the nodes the job's constraint admits.
-    pub cons: Option<u32>,
+    /// Index into `Cluster::constraint_nodes`: the nodes the job's constraint admits.
+    pub constraint: Option<u32>,
     pub exclusive: bool,
     /// The job's scoped-limit profile (`limits::NO_PROFILE`: none) and the
     /// typed GPU key of its request among the limits' keys.
-    pub lprof: u32,
-    pub ltype: Option<u16>,
+    pub limit_profile: u32,
+    pub limit_gpu_key: Option<u16>,
     /// Priority and weighted factors as the source reports them.
-    pub src_prio: Option<f64>,
-    pub src_factors: Option<[f64; 5]>,
+    pub source_priority: Option<f64>,
+    pub source_factors: Option<[f64; 5]>,
     /// The place in its queue the source states (0 = next): when known it orders
     /// the queue before priority (`queue_cmp`).
-    pub qpos: Option<u32>,
+    pub queue_position: Option<u32>,
     /// Whether `remaining` comes from a runtime estimate, and how it was made.
     pub estimated: bool,
     pub basis: Option<&'a str>,
@@ -139,15 +140,15 @@ pub struct Cluster<'a> {
     pub part_nodes: BTreeMap<&'a str, Vec<bool>>,
     pub total: V3,
     /// Typed GPU keys named in team quotas; key k is quota dimension 3 + k.
-    pub qtypes: Vec<&'a str>,
+    pub quota_gpu_types: Vec<&'a str>,
     /// The dimension usage and fairness are counted in: GPUs, or CPUs on a CPU-only cluster.
     pub unit: usize,
     pub n_shapes: usize,
     /// Per distinct job constraint, whether each node satisfies it.
-    pub cons_nodes: Vec<Vec<bool>>,
-    pub cons_text: Vec<&'a str>,
+    pub constraint_nodes: Vec<Vec<bool>>,
+    pub constraint_text: Vec<&'a str>,
     /// Scoped limits (empty and inactive when the snapshot lists none).
-    pub lim: Limits<'a>,
+    pub limits: Limits<'a>,
 }
 
 /// Names an object in an error message ("job \"7\""), formatted only when an
@@ -213,6 +214,15 @@ pub fn class_rank(c: Option<&str>) -> i32 {
     }
 }
 
+/// How `Cluster::build` treats jobs' times (its arguments of the same names).
+#[derive(Clone, Copy)]
+struct JobOptions {
+    now: f64,
+    horizon_end: f64,
+    predict: bool,
+    use_estimates: bool,
+}
+
 pub struct JobIn<'a, 'b> {
     pub w: &'b WJob<'a>,
     /// Arrives later (simulation) rather than being in the snapshot.
@@ -231,6 +241,50 @@ impl<'a> Cluster<'a> {
         predict: bool,
         use_estimates: bool,
     ) -> Result<Cluster<'a>, String> {
+        let (nodes, node_ix) = Self::build_nodes(snap)?;
+        let (part_factor, part_nodes) = Self::build_partitions(snap, &node_ix)?;
+        let (teams, mut team_ix, cohorts, qtypes) = Self::build_teams(snap)?;
+        let (qos, mut qos_ix) = Self::build_qos(snap)?;
+        let mut c = Cluster {
+            nodes,
+            teams,
+            qos,
+            jobs: Vec::with_capacity(snap.jobs.len() + arrivals.len()),
+            cohorts,
+            gangs: Vec::new(),
+            gang_members: Vec::new(),
+            part_factor,
+            part_nodes,
+            total: [0.0; 3],
+            quota_gpu_types: qtypes,
+            unit: GPU,
+            n_shapes: 0,
+            constraint_nodes: Vec::new(),
+            constraint_text: Vec::new(),
+            limits: Limits::build(&snap.limits)?,
+        };
+        let opts = JobOptions {
+            now,
+            horizon_end,
+            predict,
+            use_estimates,
+        };
+        Self::build_jobs(
+            &mut c,
+            snap,
+            arrivals,
+            &opts,
+            &node_ix,
+            &mut team_ix,
+            &mut qos_ix,
+        )?;
+        Self::occupy_nodes(&mut c);
+        Self::apply_limit_list(&mut c);
+        Ok(c)
+    }
+
+    /// The snapshot's nodes, with each name's index.
+    fn build_nodes(snap: &WSnapshot<'a>) -> Result<(Vec<Node<'a>>, FxMap<&'a str, usize>), String> {
         let mut node_ix: FxMap<&str, usize> = FxMap::default();
         let mut nodes = Vec::with_capacity(snap.nodes.len());
         for n in &snap.nodes {
@@ -248,17 +302,26 @@ impl<'a> Cluster<'a> {
             );
             nodes.push(Node {
                 name: n.name,
-                cap,
+                capacity: cap,
                 foreign: n.allocated.map(|r| r.amounts()).unwrap_or([0.0; 3]),
                 free: cap,
-                gtype,
-                parts: n.partitions.clone(),
+                gpu_type: gtype,
+                partitions: n.partitions.clone(),
                 usable,
                 features: n.features.clone(),
                 running: Vec::new(),
                 last_end: None,
             });
         }
+        Ok((nodes, node_ix))
+    }
+
+    /// Per partition, its priority job factor (over the largest) and whether each node is in it.
+    fn build_partitions(
+        snap: &WSnapshot<'a>,
+        node_ix: &FxMap<&'a str, usize>,
+    ) -> Result<(BTreeMap<&'a str, f64>, BTreeMap<&'a str, Vec<bool>>), String> {
+        let nodes = &snap.nodes;
         let mut part_factor = BTreeMap::new();
         let mut part_nodes: BTreeMap<&str, Vec<bool>> = BTreeMap::new();
         let maxpf = snap
@@ -285,6 +348,22 @@ impl<'a> Cluster<'a> {
             }
             part_nodes.insert(p.name, v);
         }
+        Ok((part_factor, part_nodes))
+    }
+
+    /// The declared teams with each name's index, the cohorts (the first is none) and the
+    /// typed GPU keys their quotas name.
+    fn build_teams(
+        snap: &WSnapshot<'a>,
+    ) -> Result<
+        (
+            Vec<Team<'a>>,
+            BTreeMap<&'a str, usize>,
+            Vec<&'a str>,
+            Vec<&'a str>,
+        ),
+        String,
+    > {
         // Teams, cohorts; a team cycle is an error naming the loop.
         let mut team_ix: BTreeMap<&str, usize> = BTreeMap::new();
         let mut cohorts: Vec<&str> = vec![""];
@@ -342,10 +421,11 @@ impl<'a> Cluster<'a> {
                     cohorts.len() - 1
                 }
             };
-            let has_g = t.guarantee.is_some();
-            let (mut g, mut m, mut l) = (vec![INF; nd], vec![INF; nd], vec![0.0; nd]);
+            let has_guarantee = t.guarantee.is_some();
+            let (mut guarantee, mut max, mut lendable) =
+                (vec![INF; nd], vec![INF; nd], vec![0.0; nd]);
             if let Some(mx) = &t.max {
-                m = quota_vec(mx, &qtypes, INF);
+                max = quota_vec(mx, &qtypes, INF);
             }
             if let Some(gr) = &t.guarantee {
                 let gv = quota_vec(gr, &qtypes, 0.0);
@@ -353,15 +433,15 @@ impl<'a> Cluster<'a> {
                     let tracked = quota_has(gr, &qtypes, d)
                         || t.max.as_ref().is_some_and(|x| quota_has(x, &qtypes, d));
                     if tracked {
-                        g[d] = gv[d];
-                        l[d] = g[d];
+                        guarantee[d] = gv[d];
+                        lendable[d] = guarantee[d];
                     }
                 }
                 if let Some(ln) = &t.lendable {
                     let lv = quota_vec(ln, &qtypes, INF);
                     for d in 0..nd {
-                        if g[d].is_finite() {
-                            l[d] = lv[d].min(g[d]);
+                        if guarantee[d].is_finite() {
+                            lendable[d] = lv[d].min(guarantee[d]);
                         }
                     }
                 }
@@ -370,10 +450,10 @@ impl<'a> Cluster<'a> {
                 name: t.name,
                 parent: None,
                 cohort,
-                has_g,
-                g,
-                m,
-                l,
+                has_guarantee,
+                guarantee,
+                max,
+                lendable,
                 preemptible: t.preemptible,
                 shares: t.shares.unwrap_or(t.weight),
                 raw_usage: t.fairshare.as_ref().and_then(|f| f.raw_usage),
@@ -424,6 +504,11 @@ impl<'a> Cluster<'a> {
                 cur = teams[c].parent;
             }
         }
+        Ok((teams, team_ix, cohorts, qtypes))
+    }
+
+    /// The declared QoS, with each name's index.
+    fn build_qos(snap: &WSnapshot<'a>) -> Result<(Vec<Qos<'a>>, BTreeMap<&'a str, usize>), String> {
         let mut qos_ix: BTreeMap<&str, usize> = BTreeMap::new();
         let mut qos = Vec::new();
         let maxq = snap
@@ -442,7 +527,7 @@ impl<'a> Cluster<'a> {
             }
             qos.push(Qos {
                 name: q.name,
-                prio: if maxq > 0 {
+                priority: if maxq > 0 {
                     q.priority.max(0) as f64 / maxq as f64
                 } else {
                     0.0
@@ -472,24 +557,27 @@ impl<'a> Cluster<'a> {
                 }
             }
         }
-        let mut c = Cluster {
-            nodes,
-            teams,
-            qos,
-            jobs: Vec::with_capacity(snap.jobs.len() + arrivals.len()),
-            cohorts,
-            gangs: Vec::new(),
-            gang_members: Vec::new(),
-            part_factor,
-            part_nodes,
-            total: [0.0; 3],
-            qtypes,
-            unit: GPU,
-            n_shapes: 0,
-            cons_nodes: Vec::new(),
-            cons_text: Vec::new(),
-            lim: Limits::build(&snap.limits)?,
-        };
+        Ok((qos, qos_ix))
+    }
+
+    /// The snapshot's running and pending jobs, then the arrivals, into `c.jobs`; a team or QoS
+    /// a job names but the snapshot does not declare is added with no limits.
+    fn build_jobs(
+        c: &mut Cluster<'a>,
+        snap: &WSnapshot<'a>,
+        arrivals: &[WJob<'a>],
+        opts: &JobOptions,
+        node_ix: &FxMap<&'a str, usize>,
+        team_ix: &mut BTreeMap<&'a str, usize>,
+        qos_ix: &mut BTreeMap<&'a str, usize>,
+    ) -> Result<(), String> {
+        let JobOptions {
+            now,
+            horizon_end,
+            predict,
+            use_estimates,
+        } = *opts;
+        let nd = 3 + c.quota_gpu_types.len();
         let mut shapes: FxMap<
             (
                 u64,
@@ -565,10 +653,10 @@ impl<'a> Cluster<'a> {
                         name: w.team,
                         parent: None,
                         cohort: 0,
-                        has_g: false,
-                        g: vec![INF; nd],
-                        m: vec![INF; nd],
-                        l: vec![0.0; nd],
+                        has_guarantee: false,
+                        guarantee: vec![INF; nd],
+                        max: vec![INF; nd],
+                        lendable: vec![0.0; nd],
                         preemptible: true,
                         shares: 1.0,
                         raw_usage: None,
@@ -588,7 +676,7 @@ impl<'a> Cluster<'a> {
                     qos_ix.insert(w.qos, c.qos.len());
                     c.qos.push(Qos {
                         name: w.qos,
-                        prio: 0.0,
+                        priority: 0.0,
                         preempts: Vec::new(),
                         exempt: false,
                         max_wall: None,
@@ -620,9 +708,9 @@ impl<'a> Cluster<'a> {
                             Ok(cn) => c.nodes.iter().map(|n| cn.admits(&n.features)).collect(),
                             Err(_) => vec![false; c.nodes.len()],
                         };
-                        let k = c.cons_nodes.len() as u32;
-                        c.cons_nodes.push(admits);
-                        c.cons_text.push(text);
+                        let k = c.constraint_nodes.len() as u32;
+                        c.constraint_nodes.push(admits);
+                        c.constraint_text.push(text);
                         cons_ix.insert(text, k);
                         k
                     }
@@ -642,18 +730,18 @@ impl<'a> Cluster<'a> {
                     let mut best: Option<V3> = None;
                     for (n, node) in c.nodes.iter().enumerate() {
                         if c.static_eligible(n, gtype, w.partition, cons)
-                            && fits(&node.cap, &per_node)
+                            && fits(&node.capacity, &per_node)
                         {
-                            let k = (node.cap[GPU], node.cap[CPU], node.cap[MEM]);
+                            let k = (node.capacity[GPU], node.capacity[CPU], node.capacity[MEM]);
                             if best.is_none_or(|x| k < (x[GPU], x[CPU], x[MEM])) {
-                                best = Some(node.cap);
+                                best = Some(node.capacity);
                             }
                         }
                     }
                     best.unwrap_or(per_node)
                 });
             }
-            let lprof = if c.lim.active {
+            let lprof = if c.limits.active {
                 accounts.clear();
                 let mut cur = Some(team);
                 while let Some(t) = cur {
@@ -674,14 +762,15 @@ impl<'a> Cluster<'a> {
                     w.qos,
                     w.partition,
                     team,
-                    if c.lim.user_matters { w.user } else { "" },
+                    if c.limits.user_matters { w.user } else { "" },
                 );
-                c.lim.profile(key, &who, &mut prof_cache, &mut counter_ix)
+                c.limits
+                    .profile(key, &who, &mut prof_cache, &mut counter_ix)
             } else {
                 NO_PROFILE
             };
             let ltype = gtype
-                .and_then(|t| c.lim.typed.iter().position(|k| *k == t))
+                .and_then(|t| c.limits.typed.iter().position(|k| *k == t))
                 .map(|k| k as u16);
             let est = if use_estimates {
                 w.runtime_estimate.filter(|x| x.is_finite() && *x >= 0.0)
@@ -702,15 +791,15 @@ impl<'a> Cluster<'a> {
                 user: w.user,
                 team,
                 qos: q,
-                part: w.partition,
+                partition: w.partition,
                 total,
                 per_node,
-                nn,
-                gtype,
-                qdim: w
+                nodes_wanted: nn,
+                gpu_type: gtype,
+                quota_dim: w
                     .request
                     .and_then(|r| r.typed)
-                    .and_then(|(t, _)| c.qtypes.iter().position(|k| *k == t))
+                    .and_then(|(t, _)| c.quota_gpu_types.iter().position(|k| *k == t))
                     .map(|k| 3 + k),
                 limit: w.time_limit,
                 remaining: w.duration.or(w.time_limit).unwrap_or(INF),
@@ -718,24 +807,28 @@ impl<'a> Cluster<'a> {
                 eligible: w.eligible_time.unwrap_or(w.submit_time).max(w.submit_time),
                 class_rank: class_rank(w.qos_class),
                 gang,
-                st: if ji.arrival { St::Future } else { St::Pending },
+                state: if ji.arrival {
+                    JobState::Future
+                } else {
+                    JobState::Pending
+                },
                 start: 0.0,
                 first_start: None,
                 first_nodes: Vec::new(),
                 planned_end: INF,
                 nodes: Vec::new(),
                 run_seq: 0,
-                prio: 0.0,
+                priority: 0.0,
                 factors: [0.0; 5],
                 from_snapshot_running: running,
                 shape: 0,
-                cons,
+                constraint: cons,
                 exclusive: w.exclusive,
-                lprof,
-                ltype,
-                src_prio: w.priority.filter(|x| x.is_finite()),
-                qpos: w.queue_position.and_then(|p| u32::try_from(p).ok()),
-                src_factors: w
+                limit_profile: lprof,
+                limit_gpu_key: ltype,
+                source_priority: w.priority.filter(|x| x.is_finite()),
+                queue_position: w.queue_position.and_then(|p| u32::try_from(p).ok()),
+                source_factors: w
                     .factors
                     .as_ref()
                     .map(|f| [f.age, f.fairshare, f.qos, f.job_size, f.partition]),
@@ -772,7 +865,7 @@ impl<'a> Cluster<'a> {
                         None => end - now,
                     };
                 }
-                job.st = St::Running;
+                job.state = JobState::Running;
                 job.start = start;
                 job.first_start = Some(start);
                 job.planned_end = end;
@@ -790,7 +883,7 @@ impl<'a> Cluster<'a> {
                         let mut whole = [INF; 3];
                         for &n in &job.nodes {
                             for d in 0..3 {
-                                whole[d] = whole[d].min(c.nodes[n].cap[d]);
+                                whole[d] = whole[d].min(c.nodes[n].capacity[d]);
                             }
                         }
                         for d in 0..3 {
@@ -813,19 +906,25 @@ impl<'a> Cluster<'a> {
                 b(job.per_node[CPU]),
                 b(job.per_node[MEM]),
                 b(job.per_node[GPU]),
-                job.nn,
-                job.gtype,
-                job.part,
+                job.nodes_wanted,
+                job.gpu_type,
+                job.partition,
                 b(job.limit.unwrap_or(INF)),
-                job.cons,
+                job.constraint,
             );
             let next = shapes.len();
             job.shape = *shapes.entry(key).or_insert(next);
             c.jobs.push(job);
         }
+        c.n_shapes = shapes.len();
+        Ok(())
+    }
+
+    /// Node occupancy and the cluster's total capacity and counting unit.
+    fn occupy_nodes(c: &mut Cluster<'a>) {
         // Node occupancy: listed jobs, plus whatever allocation they do not explain.
         for (j, job) in c.jobs.iter().enumerate() {
-            if job.st == St::Running {
+            if job.state == JobState::Running {
                 for &n in &job.nodes {
                     c.nodes[n].running.push(j);
                     for d in 0..3 {
@@ -836,7 +935,7 @@ impl<'a> Cluster<'a> {
         }
         for n in c.nodes.iter_mut() {
             for d in 0..3 {
-                let listed = n.cap[d] - n.free[d];
+                let listed = n.capacity[d] - n.free[d];
                 n.foreign[d] = (n.foreign[d] - listed).max(0.0);
                 n.free[d] -= n.foreign[d];
             }
@@ -845,22 +944,24 @@ impl<'a> Cluster<'a> {
             }
             if n.usable {
                 for d in 0..3 {
-                    c.total[d] += n.cap[d];
+                    c.total[d] += n.capacity[d];
                 }
             }
         }
         c.unit = if c.total[GPU] > 0.0 { GPU } else { CPU };
-        c.n_shapes = shapes.len();
-        if c.lim.active {
+    }
+
+    /// Scoped limits: the limit list (`Limits::build`, made with the cluster) overrides team maxima.
+    fn apply_limit_list(c: &mut Cluster<'a>) {
+        if c.limits.active {
             // The limit list is the authority: a team's max without a guarantee is
             // a group limit the list carries (with the QoS override rules), not a quota.
             for t in c.teams.iter_mut() {
-                if !t.has_g {
-                    t.m.iter_mut().for_each(|x| *x = INF);
+                if !t.has_guarantee {
+                    t.max.iter_mut().for_each(|x| *x = INF);
                 }
             }
         }
-        Ok(c)
     }
 
     /// Whether node `n` could ever run a job of this GPU type, partition and constraint.
@@ -876,18 +977,18 @@ impl<'a> Cluster<'a> {
             return false;
         }
         if let Some(t) = gtype {
-            if node.gtype != Some(t) {
+            if node.gpu_type != Some(t) {
                 return false;
             }
         }
         if let Some(p) = part {
             let listed = self.part_nodes.get(p).is_some_and(|v| v[n]);
-            if !listed && !node.parts.contains(&p) {
+            if !listed && !node.partitions.contains(&p) {
                 return false;
             }
         }
         if let Some(k) = cons {
-            if !self.cons_nodes[k as usize][n] {
+            if !self.constraint_nodes[k as usize][n] {
                 return false;
             }
         }
@@ -897,13 +998,13 @@ impl<'a> Cluster<'a> {
     /// Whether node `n` belongs to partition `part` (every node, for a job without one).
     pub fn in_partition(&self, n: usize, part: Option<&str>) -> bool {
         part.is_none_or(|p| {
-            self.part_nodes.get(p).is_some_and(|v| v[n]) || self.nodes[n].parts.contains(&p)
+            self.part_nodes.get(p).is_some_and(|v| v[n]) || self.nodes[n].partitions.contains(&p)
         })
     }
 
     pub fn node_eligible(&self, j: usize, n: usize) -> bool {
         let job = &self.jobs[j];
-        self.static_eligible(n, job.gtype, job.part, job.cons)
+        self.static_eligible(n, job.gpu_type, job.partition, job.constraint)
     }
 }
 
@@ -926,10 +1027,10 @@ pub fn dim_name(d: usize) -> &'static str {
 /// admission round, as a scheduler taking each queue's head per cycle does),
 /// then priority, submit time and id.
 pub fn queue_cmp(a: &Job, b: &Job) -> std::cmp::Ordering {
-    a.qpos
+    a.queue_position
         .unwrap_or(u32::MAX)
-        .cmp(&b.qpos.unwrap_or(u32::MAX))
-        .then(b.prio.total_cmp(&a.prio))
+        .cmp(&b.queue_position.unwrap_or(u32::MAX))
+        .then(b.priority.total_cmp(&a.priority))
         .then(a.submit.total_cmp(&b.submit))
         .then_with(|| id_cmp(a.id, b.id))
 }

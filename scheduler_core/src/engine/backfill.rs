@@ -1,0 +1,598 @@
+//! Backfill: reservations and the plan holding them, free capacity over time (profiles), and the earliest start of a job or gang.
+
+use super::pass::PassCtx;
+use super::placement::{pick, Scored};
+use super::*;
+
+pub(super) struct Reservation {
+    pub(super) start: f64,
+    pub(super) end: f64,
+    pub(super) nodes: Vec<usize>,
+    pub(super) need: V3,
+}
+
+/// A pass's reservations, with each node's listed in the order they were made.
+/// `free_at` and `clear_of` read only the node's own reservations, instead of
+/// scanning every reservation's node list (conservative backfill keeps up to
+/// `bf_max_job_test` of them, and each `earliest` asks every node at every grid
+/// time: issue #17). The same reservations in the same order are summed, so the
+/// floating-point results are those of the full scan.
+///
+/// Only conservative backfill (`indexed`) keeps the per-node lists and profiles:
+/// EASY holds at most one reservation, where they would cost `predict` their
+/// upkeep every pass and save nothing, so there `on` scans the reservations as
+/// before.
+#[derive(Default)]
+pub(super) struct Plan {
+    pub(super) res: Vec<Reservation>,
+    pub(super) indexed: bool,
+    /// Per node, indices into `res` of the reservations holding it, ascending.
+    pub(super) on_node: Vec<Vec<usize>>,
+    /// Per node, its `Profile` under these reservations, made by `earliest` when
+    /// first needed (`live`) and brought up to date as reservations are added.
+    /// A pass's plan is `reset` for the next, its buffers kept: growing them anew
+    /// each pass was most of conservative backfill's allocation cost (issue #17).
+    pub(super) profiles: std::cell::RefCell<Vec<Profile>>,
+    /// `earliest_profiled`'s buffers, kept from one search to the next.
+    pub(super) scratch: std::cell::RefCell<Scratch>,
+}
+
+/// A search's eligible nodes and the times its grid is made from; per eligible
+/// node, its profile cursors and the grid times it is blocked until; the
+/// candidates at a grid time; the grid times still to visit.
+#[derive(Default)]
+pub(super) struct Scratch {
+    pub(super) eligible: Vec<usize>,
+    pub(super) times: Vec<f64>,
+    pub(super) cur: Vec<(usize, usize)>,
+    pub(super) skip: Vec<(f64, f64)>,
+    pub(super) cands: Vec<Scored>,
+    pub(super) grid: Vec<Reverse<u64>>,
+}
+
+/// A node's free capacity over time under a plan, as a step function: `free[i]`
+/// is `free_at(n, t)` for `at[i] <= t < at[i + 1]` (before `at[0]`, the node's
+/// free capacity now). Its breakpoints are every time a condition of `free_at`
+/// can change (its running jobs' planned ends, its reservations' starts and
+/// ends), so between two the very same sums are made, and each value is
+/// computed by `free_at` itself, when first read: a lookup gives `free_at`'s
+/// result bit for bit. `earliest` reads it at every grid time, and `clear_of`'s
+/// checks at reservation starts, instead of summing again per node and time.
+#[derive(Default)]
+pub(super) struct Profile {
+    /// Made under the current plan (else to be made when read).
+    pub(super) live: bool,
+    /// `Engine::node_stamp` of the node when made: a start or end on it since
+    /// makes the profile stale.
+    pub(super) stamp: u64,
+    pub(super) at: Vec<f64>,
+    pub(super) free: Vec<Option<V3>>,
+    /// A reservation on the node starts at `at[i]` (what `clear_of` checks).
+    pub(super) start: Vec<bool>,
+}
+
+impl Profile {
+    /// A reservation over [start, end) was added on the node (last in its
+    /// order). `free_at` elsewhere makes the same sums as before (the condition
+    /// of the new reservation is false there), so only the values in
+    /// [start, end) are forgotten, to be computed again when read.
+    pub(super) fn add(&mut self, start: f64, end: f64) {
+        let i = self.point(start);
+        let k = self.point(end);
+        // `end` went in after `start`, leaving its place, unless it is earlier.
+        let i = if end >= start {
+            i
+        } else {
+            self.at.partition_point(|&y| y < start)
+        };
+        self.start[i] = true;
+        for v in self.free.iter_mut().take(k).skip(i) {
+            *v = None;
+        }
+    }
+
+    /// Makes `x` a breakpoint (value unknown yet) if it is not one; its index.
+    pub(super) fn point(&mut self, x: f64) -> usize {
+        let i = self.at.partition_point(|&y| y < x);
+        if self.at.get(i) != Some(&x) {
+            self.at.insert(i, x);
+            self.free.insert(i, None);
+            self.start.insert(i, false);
+        }
+        i
+    }
+}
+
+impl Plan {
+    pub(super) fn new(indexed: bool) -> Self {
+        Plan {
+            indexed,
+            ..Plan::default()
+        }
+    }
+
+    pub(super) fn push(&mut self, r: Reservation) {
+        if !self.indexed {
+            self.res.push(r);
+            return;
+        }
+        let k = self.res.len();
+        for &n in &r.nodes {
+            if self.on_node.len() <= n {
+                self.on_node.resize_with(n + 1, Vec::new);
+            }
+            // `nodes.contains(n)` counted a node once, however often listed.
+            if self.on_node[n].last() != Some(&k) {
+                self.on_node[n].push(k);
+            }
+            if let Some(p) = self.profiles.get_mut().get_mut(n).filter(|p| p.live) {
+                p.add(r.start, r.end);
+            }
+        }
+        self.res.push(r);
+    }
+
+    /// The reservations holding node `n`, in the order they were made: from its
+    /// list when `indexed`, else by scanning them all.
+    pub(super) fn on(&self, n: usize) -> impl Iterator<Item = &Reservation> + '_ {
+        let (listed, scanned) = if self.indexed {
+            (self.on_node.get(n).map_or(&[][..], |v| &v[..]), &[][..])
+        } else {
+            (&[][..], &self.res[..])
+        };
+        listed
+            .iter()
+            .map(move |&k| &self.res[k])
+            .chain(scanned.iter().filter(move |rv| rv.nodes.contains(&n)))
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.res.is_empty()
+    }
+
+    /// No reservations, as `Plan::new(self.indexed)`, keeping the buffers.
+    pub(super) fn reset(&mut self) {
+        self.res.clear();
+        self.on_node.iter_mut().for_each(Vec::clear);
+        self.profiles
+            .get_mut()
+            .iter_mut()
+            .for_each(|p| p.live = false);
+    }
+}
+
+impl<'a, 'p> Engine<'a, 'p> {
+    pub(super) fn free_at(&self, n: usize, at: f64, plan: &Plan) -> V3 {
+        let node = &self.cluster.nodes[n];
+        let mut f = node.free;
+        for &r in &node.running {
+            let job = &self.cluster.jobs[r];
+            if job.planned_end <= at {
+                for d in 0..3 {
+                    f[d] += job.per_node[d];
+                }
+            }
+        }
+        for rv in plan.on(n) {
+            if rv.start <= at && at < rv.end {
+                for d in 0..3 {
+                    f[d] -= rv.need[d];
+                }
+            }
+        }
+        f
+    }
+
+    /// Does `need` on node `n` over [from, to) stay clear of every reservation?
+    pub(super) fn clear_of(&self, n: usize, from: f64, to: f64, need: &V3, plan: &Plan) -> bool {
+        for rv in plan.on(n) {
+            if rv.start >= from && rv.start < to {
+                let f = self.free_at(n, rv.start, plan);
+                if !fits(&f, need) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Makes `p` node `n`'s `Profile` under `plan`, in its own buffers.
+    pub(super) fn fill_profile(&self, n: usize, plan: &Plan, p: &mut Profile) {
+        let Profile {
+            live,
+            stamp,
+            at,
+            free,
+            start,
+        } = p;
+        at.clear();
+        at.extend(
+            self.cluster.nodes[n]
+                .running
+                .iter()
+                .map(|&r| self.cluster.jobs[r].planned_end),
+        );
+        for rv in plan.on(n) {
+            at.push(rv.start);
+            at.push(rv.end);
+        }
+        at.sort_unstable_by(f64::total_cmp);
+        at.dedup_by(|a, b| a == b);
+        start.clear();
+        start.resize(at.len(), false);
+        for rv in plan.on(n) {
+            start[at.partition_point(|&x| x < rv.start)] = true;
+        }
+        free.clear();
+        free.resize(at.len(), None);
+        *stamp = self.node_stamp[n];
+        *live = true;
+    }
+
+    /// The times `times` snapped up to the `bf_resolution` grid from `t`, within
+    /// the backfill window, ascending and distinct. Lazily: the caller usually
+    /// stops at the first few, so a heap beats sorting them all.
+    pub(super) fn grid(&self, t: f64, times: &[f64]) -> impl Iterator<Item = f64> {
+        let step = self.policy.bf_resolution;
+        let last = t + self.policy.bf_window;
+        let mut heap: BinaryHeap<Reverse<u64>> = times
+            .iter()
+            .map(|&e| t + ((e - t) / step).ceil() * step)
+            .filter(|&g| g <= last)
+            .map(|g| Reverse(ord_bits(g)))
+            .collect();
+        let mut prev = None;
+        std::iter::from_fn(move || loop {
+            let Reverse(k) = heap.pop()?;
+            if prev != Some(k) {
+                prev = Some(k);
+                return Some(from_ord_bits(k));
+            }
+        })
+    }
+
+    /// Earliest start at or after `t` on the resolution grid within the
+    /// backfill window, given running jobs' planned ends and reservations.
+    pub(super) fn earliest(&self, j: usize, t: f64, res: &Plan) -> Option<(f64, Vec<usize>)> {
+        if res.indexed {
+            return self.earliest_profiled(j, t, res);
+        }
+        let job = &self.cluster.jobs[j];
+        let need = job.per_node;
+        let dur = job.limit.unwrap_or(INF);
+        let eligible: Vec<usize> = (0..self.cluster.nodes.len())
+            .filter(|&n| self.cluster.node_eligible(j, n))
+            .collect();
+        let mut times: Vec<f64> = Vec::with_capacity(eligible.len() + res.res.len());
+        self.change_times(&eligible, t, res, &mut times);
+        // Busy first: order by what is free now in the job's main resource, then by fit at
+        // the reservation's start, so the reservation leaves idle capacity to backfill.
+        let unit = if need[GPU] > 0.0 { GPU } else { CPU };
+        for tau in self.grid(t, &times) {
+            let mut cands: Vec<Scored> = Vec::new();
+            for &n in &eligible {
+                let f = self.free_at(n, tau, res);
+                if fits(&f, &need) && self.clear_of(n, tau, tau + dur, &need, res) {
+                    let s = self.score(&f, &need);
+                    let s = if self.policy.reserve_busy_first {
+                        (self.cluster.nodes[n].free[unit], s.0, s.1)
+                    } else {
+                        s
+                    };
+                    cands.push((s, n));
+                }
+            }
+            if let Some(v) = pick(cands, job.nodes_wanted) {
+                return Some((tau, v));
+            }
+        }
+        None
+    }
+
+    /// The times after `t` at which room can change on `nodes`: the planned ends
+    /// of the jobs running there and the ends of the plan's reservations.
+    pub(super) fn change_times(&self, nodes: &[usize], t: f64, res: &Plan, times: &mut Vec<f64>) {
+        for &n in nodes {
+            for &r in &self.cluster.nodes[n].running {
+                let e = self.cluster.jobs[r].planned_end;
+                if e > t && e.is_finite() {
+                    times.push(e);
+                }
+            }
+        }
+        for rv in &res.res {
+            if rv.end > t && rv.end.is_finite() {
+                times.push(rv.end);
+            }
+        }
+    }
+
+    /// `earliest` under conservative backfill, reading each eligible node's
+    /// `Profile` instead of summing its reservations again at every grid time;
+    /// the same candidates, scores and choice (issue #17).
+    pub(super) fn earliest_profiled(
+        &self,
+        j: usize,
+        t: f64,
+        res: &Plan,
+    ) -> Option<(f64, Vec<usize>)> {
+        let job = &self.cluster.jobs[j];
+        let need = job.per_node;
+        let dur = job.limit.unwrap_or(INF);
+        let mut sc = res.scratch.borrow_mut();
+        let Scratch {
+            eligible,
+            times,
+            cur,
+            skip,
+            cands,
+            grid,
+        } = &mut *sc;
+        // As `earliest` makes them, in the plan's buffers.
+        eligible.clear();
+        eligible
+            .extend((0..self.cluster.nodes.len()).filter(|&n| self.cluster.node_eligible(j, n)));
+        times.clear();
+        self.change_times(eligible, t, res, times);
+        let unit = if need[GPU] > 0.0 { GPU } else { CPU };
+        {
+            let mut pr = res.profiles.borrow_mut();
+            if pr.len() < self.cluster.nodes.len() {
+                pr.resize_with(self.cluster.nodes.len(), Profile::default);
+            }
+            for &n in eligible.iter() {
+                if !pr[n].live || pr[n].stamp != self.node_stamp[n] {
+                    self.fill_profile(n, res, &mut pr[n]);
+                }
+            }
+        }
+        let mut pr = res.profiles.borrow_mut();
+        let value = |p: &mut Profile, n: usize, i: usize| -> V3 {
+            *p.free[i].get_or_insert_with(|| self.free_at(n, p.at[i], res))
+        };
+        // Per eligible node, two cursors into its profile, which only move forward
+        // as the grid times ascend: the first breakpoint at or after `tau`, and
+        // the first reservation start from there at which `need` does not fit.
+        cur.clear();
+        cur.resize(eligible.len(), (0, 0));
+        // Per eligible node, grid times it cannot take the job at, found at an
+        // earlier one: before `.0` (its free capacity short until that breakpoint),
+        // or up to `.1` (a reservation start where it does not fit stays in every
+        // later window until then). Skipping them is one comparison per node.
+        skip.clear();
+        skip.resize(eligible.len(), (f64::NEG_INFINITY, f64::NEG_INFINITY));
+        let blocked = |s: &(f64, f64), tau: f64| tau < s.0 || tau <= s.1;
+        // The first breakpoint from `k` at which `need` fits (its free capacity
+        // is short at every one between), or INF: a node short at `k` is short
+        // at every grid time up to there. Reservations come back to back on a
+        // node, so one look ahead skips the whole run of them (issue #17).
+        let fits_from = |p: &mut Profile, n: usize, mut k: usize| -> f64 {
+            while k < p.at.len() {
+                if fits(&value(p, n, k), &need) {
+                    return p.at[k];
+                }
+                k += 1;
+            }
+            INF
+        };
+        // One buffer for every grid time: `pick` finds nothing with fewer than `nn`
+        // candidates, so it is given a copy only when there are enough.
+        // `grid(t, times)`, in the plan's buffer.
+        let (step, last) = (self.policy.bf_resolution, t + self.policy.bf_window);
+        let mut buf = std::mem::take(grid);
+        buf.clear();
+        buf.extend(
+            times
+                .iter()
+                .map(|&e| t + ((e - t) / step).ceil() * step)
+                .filter(|&g| g <= last)
+                .map(|g| Reverse(ord_bits(g))),
+        );
+        let mut heap = BinaryHeap::from(buf);
+        let mut prev = None;
+        let found = loop {
+            let Some(Reverse(k)) = heap.pop() else {
+                break None;
+            };
+            if prev == Some(k) {
+                continue;
+            }
+            prev = Some(k);
+            let tau = from_ord_bits(k);
+            // Fewer nodes than the job needs can take it here: nothing to read.
+            // (A node's cursors and skips stay valid for any later grid time.)
+            let mut open = skip.iter().filter(|s| !blocked(s, tau)).count();
+            if open < job.nodes_wanted {
+                continue;
+            }
+            cands.clear();
+            let to = tau + dur;
+            for (i, &n) in eligible.iter().enumerate() {
+                if cands.len() + open < job.nodes_wanted {
+                    break; // the rest cannot make up the number
+                }
+                if blocked(&skip[i], tau) {
+                    continue;
+                }
+                open -= 1;
+                let (p, c) = (&mut pr[n], &mut cur[i]);
+                // Usually a step or two; after a skip, maybe many: then halving.
+                let mut steps = 0;
+                while c.0 < p.at.len() && p.at[c.0] < tau {
+                    c.0 += 1;
+                    steps += 1;
+                    if steps == 4 {
+                        c.0 += p.at[c.0..].partition_point(|&x| x < tau);
+                        break;
+                    }
+                }
+                // free_at(n, tau), the same until the next breakpoint after tau.
+                let (f, next) = if c.0 < p.at.len() && p.at[c.0] == tau {
+                    (value(p, n, c.0), c.0 + 1)
+                } else if c.0 > 0 {
+                    (value(p, n, c.0 - 1), c.0)
+                } else {
+                    (self.cluster.nodes[n].free, c.0)
+                };
+                if !fits(&f, &need) {
+                    skip[i].0 = fits_from(p, n, next);
+                    continue;
+                }
+                // clear_of(n, tau, to): no reservation start in [tau, to) at which
+                // `need` does not fit. Breakpoints before `c.1` (and from `c.0`) hold
+                // no such start; `to` only grows with `tau`.
+                c.1 = c.1.max(c.0);
+                let clear = loop {
+                    if c.1 >= p.at.len() || p.at[c.1] >= to {
+                        break true;
+                    }
+                    if p.start[c.1] && !fits(&value(p, n, c.1), &need) {
+                        // Blocked by this start up to it, and after it while short.
+                        skip[i].1 = p.at[c.1];
+                        skip[i].0 = fits_from(p, n, c.1 + 1);
+                        break false;
+                    }
+                    c.1 += 1;
+                };
+                if clear {
+                    let s = self.score(&f, &need);
+                    let s = if self.policy.reserve_busy_first {
+                        (self.cluster.nodes[n].free[unit], s.0, s.1)
+                    } else {
+                        s
+                    };
+                    cands.push((s, n));
+                }
+            }
+            if cands.len() >= job.nodes_wanted {
+                if let Some(v) = pick(cands.clone(), job.nodes_wanted) {
+                    break Some((tau, v));
+                }
+            }
+        };
+        *grid = heap.into_vec();
+        found
+    }
+
+    /// Earliest grid time within the backfill window at which every pending
+    /// member of a gang fits at once for its whole limit, with each member's nodes.
+    pub(super) fn earliest_gang(
+        &self,
+        pend: &[usize],
+        t: f64,
+        res: &Plan,
+    ) -> Option<(f64, Vec<(usize, Vec<usize>)>)> {
+        let n_nodes = self.cluster.nodes.len();
+        let mut times: Vec<f64> = Vec::new();
+        for &m in pend {
+            for n in (0..n_nodes).filter(|&n| self.cluster.node_eligible(m, n)) {
+                for &r in &self.cluster.nodes[n].running {
+                    let e = self.cluster.jobs[r].planned_end;
+                    if e > t && e.is_finite() {
+                        times.push(e);
+                    }
+                }
+            }
+        }
+        for rv in &res.res {
+            if rv.end > t && rv.end.is_finite() {
+                times.push(rv.end);
+            }
+        }
+        'times: for tau in self.grid(t, &times) {
+            let mut free: Vec<V3> = (0..n_nodes).map(|n| self.free_at(n, tau, res)).collect();
+            let mut plan = Vec::with_capacity(pend.len());
+            for &m in pend {
+                let job = &self.cluster.jobs[m];
+                let need = job.per_node;
+                let dur = job.limit.unwrap_or(INF);
+                let cands: Vec<Scored> = (0..n_nodes)
+                    .filter(|&n| {
+                        self.cluster.node_eligible(m, n)
+                            && fits(&free[n], &need)
+                            && self.clear_of(n, tau, tau + dur, &need, res)
+                    })
+                    .map(|n| (self.score(&free[n], &need), n))
+                    .collect();
+                let Some(nodes) = pick(cands, job.nodes_wanted) else {
+                    continue 'times;
+                };
+                for &n in &nodes {
+                    for d in 0..3 {
+                        free[n][d] -= need[d];
+                    }
+                }
+                plan.push((m, nodes));
+            }
+            return Some((tau, plan));
+        }
+        None
+    }
+
+    /// Job `j`'s reservation, at the earliest time it fits beside the earlier
+    /// ones, while fewer than `max_res` are held; true if one was made.
+    pub(super) fn reserve(&mut self, j: usize, t: f64, cx: &mut PassCtx) -> bool {
+        if cx.res_holder.len() >= cx.max_res {
+            return false;
+        }
+        let Some((at, nodes)) = self.earliest(j, t, &cx.plan) else {
+            return false;
+        };
+        let need = self.cluster.jobs[j].per_node;
+        let end = at + self.cluster.jobs[j].limit.unwrap_or(INF);
+        cx.plan.push(Reservation {
+            start: at,
+            end,
+            nodes,
+            need,
+        });
+        cx.res_holder.push(j);
+        true
+    }
+
+    /// Makes up to `count` of the deferred reservation attempts, in queue order.
+    pub(super) fn reserve_deferred(&mut self, t: f64, cx: &mut PassCtx, count: usize) {
+        for _ in 0..count {
+            let Some(d) = cx.deferred.pop_front() else {
+                return;
+            };
+            self.reserve(d, t, cx);
+            if cx.res_holder.len() >= cx.max_res {
+                // No further attempt can make one.
+                cx.deferred.clear();
+            }
+        }
+    }
+
+    /// `place_now(j, <every reservation of the pass so far>)`, making deferred
+    /// reservations only while the placement still stands: more reservations
+    /// only take candidate nodes away (each adds checks and lowers the free
+    /// capacity they test), so once the job is blocked it stays blocked, and the
+    /// rest may wait. A reservation that holds none of the chosen nodes leaves
+    /// them clear and the others no better, so best fit and spread (the best
+    /// `nn` candidates) choose the same nodes without placing again; consecutive
+    /// runs depend on every candidate, so there it places again.
+    pub(super) fn place_planned(
+        &mut self,
+        j: usize,
+        t: f64,
+        end: f64,
+        cx: &mut PassCtx,
+    ) -> Option<Vec<usize>> {
+        let mut placed = self.place_now(j, &cx.plan, None, end);
+        while let Some(nodes) = &placed {
+            if cx.deferred.is_empty() {
+                break;
+            }
+            let before = cx.plan.res.len();
+            self.reserve_deferred(t, cx, 1);
+            let touched = cx.plan.res[before..]
+                .iter()
+                .any(|r| r.nodes.iter().any(|n| nodes.contains(n)));
+            if touched || self.policy.placement == Placement::Consecutive {
+                placed = self.place_now(j, &cx.plan, None, end);
+            }
+        }
+        placed
+    }
+}

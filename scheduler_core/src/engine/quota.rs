@@ -1,0 +1,105 @@
+//! Team quotas: guarantees, borrowing and lending within a cohort, and the cohort capacity still available.
+
+use super::*;
+
+impl<'a, 'p> Engine<'a, 'p> {
+    /// Idle capacity the cohort of `t` can lend it, per quota dimension
+    /// (Kueue's cohort borrowing with lendingLimit, per resource and flavor):
+    /// unused guarantee of the other members up to their lendable, less what
+    /// the others already borrow.
+    pub(super) fn cohort_avail(&self, t: usize, usage: &[Vec<f64>]) -> Vec<f64> {
+        let c = self.cluster.teams[t].cohort;
+        let nd = usage[t].len();
+        let mut avail = vec![0.0; nd];
+        for (s, team) in self.cluster.teams.iter().enumerate() {
+            if s == t || !team.has_guarantee || team.cohort != c {
+                continue;
+            }
+            for (d, a) in avail.iter_mut().enumerate() {
+                if team.guarantee[d].is_finite() {
+                    *a += (team.guarantee[d] - usage[s][d])
+                        .max(0.0)
+                        .min(team.lendable[d])
+                        - (usage[s][d] - team.guarantee[d]).max(0.0);
+                }
+            }
+        }
+        avail
+    }
+
+    /// Quota check of a request `need` (typed GPUs also in dimension `qdim`).
+    pub(super) fn quota_check(
+        &self,
+        t: usize,
+        need: &V3,
+        qdim: Option<usize>,
+        usage: &[Vec<f64>],
+    ) -> Option<Block> {
+        if self.policy.quota == QuotaMode::Off {
+            return None;
+        }
+        let team = &self.cluster.teams[t];
+        for d in [GPU, CPU, MEM].into_iter().chain(qdim) {
+            if usage[t][d] + need_in(need, d) > team.max[d] {
+                return Some(Block::Max {
+                    dim: d,
+                    max: team.max[d],
+                    used: usage[t][d],
+                });
+            }
+        }
+        if self.policy.quota == QuotaMode::MaxOnly || !team.has_guarantee {
+            return None;
+        }
+        let mut avail: Option<Vec<f64>> = None;
+        for d in [GPU, CPU, MEM].into_iter().chain(qdim) {
+            let over = usage[t][d] + need_in(need, d) - team.guarantee[d];
+            if over > 0.0 {
+                let a = avail.get_or_insert_with(|| self.cohort_avail(t, usage));
+                if over > a[d] {
+                    return Some(Block::Cohort {
+                        dim: d,
+                        guarantee: team.guarantee[d],
+                        avail: a[d].max(0.0),
+                    });
+                }
+            }
+        }
+        None
+    }
+
+    pub(super) fn within_guarantee(&self, t: usize, need: &V3, qdim: Option<usize>) -> bool {
+        let team = &self.cluster.teams[t];
+        team.has_guarantee
+            && (0..3)
+                .chain(qdim)
+                .all(|d| self.usage[t][d] + need_in(need, d) <= team.guarantee[d])
+    }
+
+    pub(super) fn borrowing(&self, t: usize) -> bool {
+        let team = &self.cluster.teams[t];
+        team.has_guarantee
+            && self.usage[t]
+                .iter()
+                .zip(&team.guarantee)
+                .any(|(u, g)| u > g)
+    }
+
+    /// Whether preempting `unit` would take any of its teams below its guarantee.
+    pub(super) fn below_guarantee(&self, unit: &[usize], usage: &[Vec<f64>]) -> bool {
+        let jobs = &self.cluster.jobs;
+        unit.iter().any(|&v| {
+            let vt = jobs[v].team;
+            let team = &self.cluster.teams[vt];
+            team.has_guarantee
+                && (0..3).chain(jobs[v].quota_dim).any(|d| {
+                    let gone: f64 = unit
+                        .iter()
+                        .filter(|&&m| jobs[m].team == vt)
+                        .map(|&m| need_in(&jobs[m].total, d))
+                        .sum();
+                    team.guarantee[d].is_finite() && usage[vt][d] - gone < team.guarantee[d]
+                })
+        })
+    }
+}
