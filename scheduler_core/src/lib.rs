@@ -17,7 +17,6 @@ pub mod fifo;
 pub mod freeindex;
 pub mod fxhash;
 pub mod limits;
-pub mod model;
 pub mod policy;
 pub mod wire;
 

@@ -9,9 +9,13 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::fifo;
-use crate::model::Snapshot;
 use crate::policy::Policy;
 use crate::{api, wire};
+
+// The owned serde mirror of the snapshot, no part of scheduling: only
+// `snapshot_stats_owned` decodes with it, as bench/crossing.py's baseline.
+mod owned_snapshot;
+use owned_snapshot::Snapshot;
 
 fn value_error(msg: String) -> PyErr {
     PyValueError::new_err(msg)
@@ -200,7 +204,7 @@ fn snapshot_stats<'py>(
     Ok(d)
 }
 
-/// The same counts through the full owned serde mirror (model.rs): the
+/// The same counts through the full owned serde mirror (python/owned_snapshot.rs): the
 /// allocation-heavy decode, kept as the crossing benchmark's baseline.
 #[pyfunction]
 fn snapshot_stats_owned<'py>(

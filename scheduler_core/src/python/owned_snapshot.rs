@@ -1,4 +1,7 @@
-//! The snapshot as the core sees it: a serde mirror of `collectors/model.py`.
+//! The whole snapshot as owned Rust values: a serde mirror of `collectors/model.py`.
+//! The core schedules from the borrowed, lean decode of `wire.rs`; this allocating
+//! decode is kept only as the baseline that bench/crossing.py compares it with
+//! (`_core.snapshot_stats_owned`), so it lives with the Python binding, not in the library.
 //!
 //! Python encodes a `Snapshot` Struct with msgspec msgpack (fields by name,
 //! defaults omitted); serde decodes it here in one pass, so a 50k-job snapshot
