@@ -8,7 +8,6 @@ prints the same comparison as a table."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 
@@ -21,27 +20,13 @@ from harness.fidelity import (
     run_workload,
     slurm_scores,
 )
-from harness.slurm_cluster import HarnessError, SlurmCluster, missing_binaries
+from harness.fixtures import fresh_cluster
 
 
 @pytest.fixture(scope="module")
 def observed() -> Iterator[Observation]:
-    missing = missing_binaries()
-    reason = (f"Slurm binaries missing: {', '.join(missing)}" if missing else
-              "the Slurm harness must run as root" if os.geteuid() != 0 else None)
-    if reason:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Slurm harness unavailable under CI: {reason}", pytrace=False)
-        pytest.skip(reason)
-    cluster = SlurmCluster()
-    try:
-        cluster.start()
-    except HarnessError as exc:
-        pytest.fail(f"fidelity cluster did not start: {exc}", pytrace=False)
-    try:
+    with fresh_cluster("fidelity") as cluster:
         yield run_workload(cluster, log=lambda s: print(s, file=sys.stderr), keep_snapshot=True)
-    finally:
-        cluster.stop()
 
 
 def test_every_pending_job_has_a_prediction_or_a_stated_reason(observed: Observation) -> None:

@@ -4,34 +4,19 @@ is where quotatop's preemption model meets a preemption Slurm really makes."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 
 import pytest
 
+from harness.fixtures import fresh_cluster
 from harness.preemption import PreemptionObservation, run_preemption
-from harness.slurm_cluster import HarnessError, SlurmCluster, missing_binaries
 
 
 @pytest.fixture(scope="module")
 def observed() -> Iterator[PreemptionObservation]:
-    missing = missing_binaries()
-    reason = (f"Slurm binaries missing: {', '.join(missing)}" if missing else
-              "the Slurm harness must run as root" if os.geteuid() != 0 else None)
-    if reason:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Slurm harness unavailable under CI: {reason}", pytrace=False)
-        pytest.skip(reason)
-    cluster = SlurmCluster()
-    try:
-        cluster.start()
-    except HarnessError as exc:
-        pytest.fail(f"preemption cluster did not start: {exc}", pytrace=False)
-    try:
+    with fresh_cluster("preemption") as cluster:
         yield run_preemption(cluster, log=lambda s: print(s, file=sys.stderr))
-    finally:
-        cluster.stop()
 
 
 def test_the_holder_preempted_an_a100_low_job_before_the_prediction(

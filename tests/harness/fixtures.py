@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -56,6 +57,27 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
         yield cluster
     finally:
         _shared.pop("cluster", None)
+        cluster.stop()
+
+
+@contextmanager
+def fresh_cluster(what: str) -> Iterator[SlurmCluster]:
+    """A cluster of its own for one test module (the fidelity and preemption tests:
+    their workloads need every node, which the session's cluster has busy), stopped
+    on leaving. Unavailable: skipped locally, failed under CI=true."""
+    missing = missing_binaries()
+    if missing:
+        _unavailable(f"Slurm binaries missing: {', '.join(missing)}")
+    if os.geteuid() != 0:
+        _unavailable("the Slurm harness must run as root")
+    cluster = SlurmCluster()
+    try:
+        cluster.start()
+    except HarnessError as exc:
+        pytest.fail(f"{what} cluster did not start: {exc}", pytrace=False)
+    try:
+        yield cluster
+    finally:
         cluster.stop()
 
 
