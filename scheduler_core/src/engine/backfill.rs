@@ -38,14 +38,17 @@ pub(super) struct Plan {
 }
 
 /// A search's eligible nodes and the times its grid is made from; per eligible
-/// node, its profile cursors and the grid times it is blocked until; the
-/// candidates at a grid time; the grid times still to visit.
+/// node, its profile cursors; the eligible nodes (as indices into `eligible`)
+/// that may take the job at the grid time (`open`) and those that cannot until
+/// a later one (`parked`, by that time's `ord_bits`); the candidates at a grid
+/// time; the grid times still to visit.
 #[derive(Default)]
 pub(super) struct Scratch {
     pub(super) eligible: Vec<usize>,
     pub(super) times: Vec<f64>,
     pub(super) cur: Vec<(usize, usize)>,
-    pub(super) skip: Vec<(f64, f64)>,
+    pub(super) open: Vec<usize>,
+    pub(super) parked: BinaryHeap<Reverse<(u64, usize)>>,
     pub(super) cands: Vec<Scored>,
     pub(super) grid: Vec<Reverse<u64>>,
 }
@@ -318,13 +321,15 @@ impl<'a, 'p> Engine<'a, 'p> {
     ) -> Option<(f64, Vec<usize>)> {
         let job = &self.cluster.jobs[j];
         let need = job.per_node;
+        let nn = job.nodes_wanted;
         let dur = job.limit.unwrap_or(INF);
         let mut sc = res.scratch.borrow_mut();
         let Scratch {
             eligible,
             times,
             cur,
-            skip,
+            open,
+            parked,
             cands,
             grid,
         } = &mut *sc;
@@ -355,13 +360,16 @@ impl<'a, 'p> Engine<'a, 'p> {
         // the first reservation start from there at which `need` does not fit.
         cur.clear();
         cur.resize(eligible.len(), (0, 0));
-        // Per eligible node, grid times it cannot take the job at, found at an
-        // earlier one: before `.0` (its free capacity short until that breakpoint),
-        // or up to `.1` (a reservation start where it does not fit stays in every
-        // later window until then). Skipping them is one comparison per node.
-        skip.clear();
-        skip.resize(eligible.len(), (f64::NEG_INFINITY, f64::NEG_INFINITY));
-        let blocked = |s: &(f64, f64), tau: f64| tau < s.0 || tau <= s.1;
+        // A node found unable to take the job at a grid time often cannot until
+        // a later breakpoint (see `fits_from`); it is parked until then, so that
+        // the grid times between touch only the nodes that may take the job
+        // (most are blocked when queues are deep: issue #17). Every node starts
+        // open. The candidates then come in another order than the nodes', which
+        // `pick` does not see: it keeps the `nn` least by `score_cmp`, a total
+        // order (ties go to the node index), whatever order they come in.
+        open.clear();
+        open.extend(0..eligible.len());
+        parked.clear();
         // The first breakpoint from `k` at which `need` fits (its free capacity
         // is short at every one between), or INF: a node short at `k` is short
         // at every grid time up to there. Reservations come back to back on a
@@ -399,24 +407,33 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
             prev = Some(k);
             let tau = from_ord_bits(k);
+            while let Some(&Reverse((until, i))) = parked.peek() {
+                if until > k {
+                    break;
+                }
+                parked.pop();
+                open.push(i);
+            }
             // Fewer nodes than the job needs can take it here: nothing to read.
-            // (A node's cursors and skips stay valid for any later grid time.)
-            let mut open = skip.iter().filter(|s| !blocked(s, tau)).count();
-            if open < job.nodes_wanted {
+            // (A node's cursors stay valid for any later grid time.)
+            if open.len() < nn {
                 continue;
             }
             cands.clear();
             let to = tau + dur;
-            for (i, &n) in eligible.iter().enumerate() {
-                if cands.len() + open < job.nodes_wanted {
-                    break; // the rest cannot make up the number
+            // `open` is compacted in place: `kept` nodes stay open.
+            let mut kept = 0;
+            for r in 0..open.len() {
+                let i = open[r];
+                if cands.len() + open.len() - r < nn {
+                    // The rest cannot make up the number: they stay open, unread.
+                    open.copy_within(r.., kept);
+                    kept += open.len() - r;
+                    break;
                 }
-                if blocked(&skip[i], tau) {
-                    continue;
-                }
-                open -= 1;
+                let n = eligible[i];
                 let (p, c) = (&mut pr[n], &mut cur[i]);
-                // Usually a step or two; after a skip, maybe many: then halving.
+                // Usually a step or two; after a park, maybe many: then halving.
                 let mut steps = 0;
                 while c.0 < p.at.len() && p.at[c.0] < tau {
                     c.0 += 1;
@@ -434,38 +451,47 @@ impl<'a, 'p> Engine<'a, 'p> {
                 } else {
                     (self.cluster.nodes[n].free, c.0)
                 };
+                // The grid time from which the node may take the job again, if
+                // it cannot now.
+                let mut until = None;
                 if !fits(&f, &need) {
-                    skip[i].0 = fits_from(p, n, next);
-                    continue;
+                    until = Some(fits_from(p, n, next));
+                } else {
+                    // clear_of(n, tau, to): no reservation start in [tau, to) at
+                    // which `need` does not fit. Breakpoints before `c.1` (and
+                    // from `c.0`) hold no such start; `to` only grows with `tau`.
+                    c.1 = c.1.max(c.0);
+                    while c.1 < p.at.len() && p.at[c.1] < to {
+                        if p.start[c.1] && !fits(&value(p, n, c.1), &need) {
+                            // Blocked by this start while a window holds it (up
+                            // to it), and after it while short: both end at the
+                            // first breakpoint after it where `need` fits.
+                            until = Some(fits_from(p, n, c.1 + 1));
+                            break;
+                        }
+                        c.1 += 1;
+                    }
                 }
-                // clear_of(n, tau, to): no reservation start in [tau, to) at which
-                // `need` does not fit. Breakpoints before `c.1` (and from `c.0`) hold
-                // no such start; `to` only grows with `tau`.
-                c.1 = c.1.max(c.0);
-                let clear = loop {
-                    if c.1 >= p.at.len() || p.at[c.1] >= to {
-                        break true;
+                match until {
+                    None => {
+                        let s = self.score(&f, &need);
+                        let s = if self.policy.reserve_busy_first {
+                            (self.cluster.nodes[n].free[unit], s.0, s.1)
+                        } else {
+                            s
+                        };
+                        cands.push((s, n));
+                        open[kept] = i;
+                        kept += 1;
                     }
-                    if p.start[c.1] && !fits(&value(p, n, c.1), &need) {
-                        // Blocked by this start up to it, and after it while short.
-                        skip[i].1 = p.at[c.1];
-                        skip[i].0 = fits_from(p, n, c.1 + 1);
-                        break false;
-                    }
-                    c.1 += 1;
-                };
-                if clear {
-                    let s = self.score(&f, &need);
-                    let s = if self.policy.reserve_busy_first {
-                        (self.cluster.nodes[n].free[unit], s.0, s.1)
-                    } else {
-                        s
-                    };
-                    cands.push((s, n));
+                    // Grid times are finite: a node blocked for good is dropped.
+                    Some(u) if u < INF => parked.push(Reverse((ord_bits(u), i))),
+                    Some(_) => {}
                 }
             }
-            if cands.len() >= job.nodes_wanted {
-                if let Some(v) = pick(cands.clone(), job.nodes_wanted) {
+            open.truncate(kept);
+            if cands.len() >= nn {
+                if let Some(v) = pick(cands.clone(), nn) {
                     break Some((tau, v));
                 }
             }
