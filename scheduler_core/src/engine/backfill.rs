@@ -58,7 +58,8 @@ pub(super) struct Plan {
     pub(super) scratch: std::cell::RefCell<Scratch>,
 }
 
-/// A search's eligible nodes and the times its grid is made from; per eligible
+/// A search's eligible nodes (and the job they were listed for: `eligible_for`)
+/// and the times its grid is made from; per eligible
 /// node, its profile cursors; the eligible nodes (as indices into `eligible`)
 /// that may take the job at the grid time (`open`) and those that cannot until
 /// a later one (`parked`, by that time's `ord_bits`); the candidates at a grid
@@ -66,6 +67,7 @@ pub(super) struct Plan {
 #[derive(Default)]
 pub(super) struct Scratch {
     pub(super) eligible: Vec<usize>,
+    pub(super) eligible_for: Option<usize>,
     pub(super) times: Vec<f64>,
     pub(super) cur: Vec<(usize, usize)>,
     pub(super) open: Vec<usize>,
@@ -184,6 +186,7 @@ impl Plan {
     pub(super) fn reset(&mut self) {
         self.res.clear();
         self.on_node.iter_mut().for_each(Vec::clear);
+        self.scratch.get_mut().eligible_for = None;
         self.profiles
             .get_mut()
             .iter_mut()
@@ -351,6 +354,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         let mut sc = res.scratch.borrow_mut();
         let Scratch {
             eligible,
+            eligible_for,
             times,
             cur,
             open,
@@ -358,10 +362,22 @@ impl<'a, 'p> Engine<'a, 'p> {
             cands,
             grid,
         } = &mut *sc;
-        // As `earliest` makes them, in the plan's buffers.
-        eligible.clear();
-        eligible
-            .extend((0..self.cluster.nodes.len()).filter(|&n| self.cluster.node_eligible(j, n)));
+        // As `earliest` makes them, in the plan's buffers. Which nodes a job may
+        // use depends on its GPU type, partition and constraint alone (and on
+        // the nodes, which a pass does not change), so the last search's list
+        // serves a job asking the same: most of a deep queue does.
+        let same = eligible_for.is_some_and(|p| {
+            let prev = &self.cluster.jobs[p];
+            (prev.gpu_type, prev.partition, prev.constraint)
+                == (job.gpu_type, job.partition, job.constraint)
+        });
+        if !same {
+            eligible.clear();
+            eligible.extend(
+                (0..self.cluster.nodes.len()).filter(|&n| self.cluster.node_eligible(j, n)),
+            );
+            *eligible_for = Some(j);
+        }
         times.clear();
         self.change_times(eligible, t, res, times);
         let unit = if need[GPU] > 0.0 { GPU } else { CPU };
