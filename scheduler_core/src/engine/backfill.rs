@@ -81,8 +81,9 @@ pub(super) struct Scratch {
 /// free capacity now). Its breakpoints are every time a condition of `free_at`
 /// can change (its running jobs' planned ends, its reservations' starts and
 /// ends), so between two the very same sums are made, and each value is
-/// computed by `free_at` itself, when first read: a lookup gives `free_at`'s
-/// result bit for bit. `earliest` reads it at every grid time, and `clear_of`'s
+/// computed by `free_at` itself, when first read, or made by `add` with the
+/// very operations `free_at` would make: a lookup gives `free_at`'s result bit
+/// for bit. `earliest` reads it at every grid time, and `clear_of`'s
 /// checks at reservation starts, instead of summing again per node and time.
 #[derive(Default)]
 pub(super) struct Profile {
@@ -98,11 +99,13 @@ pub(super) struct Profile {
 }
 
 impl Profile {
-    /// A reservation over [start, end) was added on the node (last in its
-    /// order). `free_at` elsewhere makes the same sums as before (the condition
-    /// of the new reservation is false there), so only the values in
-    /// [start, end) are forgotten, to be computed again when read.
-    pub(super) fn add(&mut self, start: f64, end: f64) {
+    /// A reservation over [start, end) needing `need` was added on the node
+    /// (last in its order). `free_at` elsewhere makes the same sums as before
+    /// (the condition of the new reservation is false there); in [start, end)
+    /// it makes them and then, last, subtracts `need`: so a known value there
+    /// becomes itself minus `need`, bit for bit, instead of being forgotten and
+    /// summed again over all the node's reservations when read (issue #17).
+    pub(super) fn add(&mut self, start: f64, end: f64, need: &V3) {
         let i = self.point(start);
         let k = self.point(end);
         // `end` went in after `start`, leaving its place, unless it is earlier.
@@ -112,17 +115,28 @@ impl Profile {
             self.at.partition_point(|&y| y < start)
         };
         self.start[i] = true;
-        for v in self.free.iter_mut().take(k).skip(i) {
-            *v = None;
+        for f in self.free.iter_mut().take(k).skip(i).flatten() {
+            for d in 0..3 {
+                f[d] -= need[d];
+            }
         }
     }
 
-    /// Makes `x` a breakpoint (value unknown yet) if it is not one; its index.
+    /// Makes `x` a breakpoint if it is not one; its index. It splits a step, so
+    /// it takes that step's value (the same sums: no condition of `free_at`
+    /// changes at `x`), or none before the first breakpoint (`free_at` is the
+    /// node's free capacity now there, which the profile does not hold).
     pub(super) fn point(&mut self, x: f64) -> usize {
-        let i = self.at.partition_point(|&y| y < x);
+        // Reservations mostly come after the earlier ones: past the last
+        // breakpoint, without a search.
+        let i = match self.at.last() {
+            Some(&l) if l < x => self.at.len(),
+            _ => self.at.partition_point(|&y| y < x),
+        };
         if self.at.get(i) != Some(&x) {
+            let v = if i > 0 { self.free[i - 1] } else { None };
             self.at.insert(i, x);
-            self.free.insert(i, None);
+            self.free.insert(i, v);
             self.start.insert(i, false);
         }
         i
@@ -155,7 +169,7 @@ impl Plan {
             }
             self.on_node[n].push(Hold::from(&r));
             if let Some(p) = self.profiles.get_mut().get_mut(n).filter(|p| p.live) {
-                p.add(r.start, r.end);
+                p.add(r.start, r.end, &r.need);
             }
         }
         self.res.push(r);
@@ -656,5 +670,62 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
         }
         placed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `free_at` of a node with `base` free now and no running jobs: the
+    /// reservations covering `at`, subtracted in the order they were made.
+    fn naive(base: V3, holds: &[(f64, f64, V3)], at: f64) -> V3 {
+        let mut f = base;
+        for (s, e, need) in holds {
+            if *s <= at && at < *e {
+                for d in 0..3 {
+                    f[d] -= need[d];
+                }
+            }
+        }
+        f
+    }
+
+    #[test]
+    fn profile_add_keeps_each_known_value_that_of_free_at_bit_for_bit() {
+        let base = [7.3, 1000.1, 3.0];
+        // Fractional needs, so that a value made in another order of sums
+        // would differ in its last bits; reservations after the last
+        // breakpoint, before the first, inside, across, and on breakpoints.
+        let adds: [(f64, f64, V3); 8] = [
+            (10.0, 20.0, [0.1, 0.7, 0.0]),
+            (20.0, 30.0, [1.3, 0.3, 1.0]),
+            (15.0, 25.0, [0.2, 0.1, 0.0]),
+            (5.0, 12.0, [0.7, 100.3, 0.0]),
+            (2.0, 3.0, [0.3, 0.3, 1.0]),
+            (12.0, 15.0, [0.9, 0.1, 0.0]),
+            (40.0, INF, [1.1, 2.2, 0.0]),
+            (18.0, 50.0, [0.1, 0.1, 1.0]),
+        ];
+        let mut holds: Vec<(f64, f64, V3)> = Vec::new();
+        let mut p = Profile::default();
+        for (s, e, need) in adds {
+            holds.push((s, e, need));
+            p.add(s, e, &need);
+            // Values read now, as `earliest` reads them: later adds must keep
+            // them right.
+            for i in 0..p.at.len() {
+                if p.free[i].is_none() {
+                    p.free[i] = Some(naive(base, &holds, p.at[i]));
+                }
+            }
+            assert!(p.at.windows(2).all(|w| w[0] < w[1]), "{:?}", p.at);
+            for (i, &x) in p.at.iter().enumerate() {
+                let want = naive(base, &holds, x);
+                let got = p.free[i].unwrap();
+                assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "at {x}");
+                assert_eq!(p.start[i], holds.iter().any(|h| h.0 == x), "at {x}");
+            }
+        }
     }
 }
