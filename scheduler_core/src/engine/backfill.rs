@@ -336,11 +336,14 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// The times after `t` at which room can change on `nodes`: the planned ends
     /// of the jobs running there and the ends of the plan's reservations.
+    /// A time already listed last is not listed again: a job running on many
+    /// nodes lists its end once per run of them, not once per node, so the
+    /// grid made from the times has fewer to snap and sort (the same grid).
     pub(super) fn change_times(&self, nodes: &[usize], t: f64, res: &Plan, times: &mut Vec<f64>) {
         for &n in nodes {
             for &r in &self.cluster.nodes[n].running {
                 let e = self.cluster.jobs[r].planned_end;
-                if e > t && e.is_finite() {
+                if e > t && e.is_finite() && times.last() != Some(&e) {
                     times.push(e);
                 }
             }
