@@ -127,10 +127,11 @@ impl Profile {
     /// changes at `x`), or none before the first breakpoint (`free_at` is the
     /// node's free capacity now there, which the profile does not hold).
     pub(super) fn point(&mut self, x: f64) -> usize {
-        // Reservations mostly come after the earlier ones: past the last
-        // breakpoint, without a search.
+        // Reservations mostly come after the earlier ones, often back to back:
+        // at or past the last breakpoint, without a search.
         let i = match self.at.last() {
             Some(&l) if l < x => self.at.len(),
+            Some(&l) if l == x => self.at.len() - 1,
             _ => self.at.partition_point(|&y| y < x),
         };
         if self.at.get(i) != Some(&x) {
