@@ -74,6 +74,10 @@ pub(super) struct Scratch {
     pub(super) parked: BinaryHeap<Reverse<(u64, usize)>>,
     pub(super) cands: Vec<Scored>,
     pub(super) grid: Vec<u64>,
+    /// What `grid` was made for: the search's start, the sum of its eligible
+    /// nodes' `Engine::node_stamp`s, and how many of the plan's reservations
+    /// it holds the ends of (see `earliest_profiled`).
+    pub(super) grid_for: Option<(u64, u64, usize)>,
 }
 
 /// A node's free capacity over time under a plan, as a step function: `free[i]`
@@ -201,7 +205,9 @@ impl Plan {
     pub(super) fn reset(&mut self) {
         self.res.clear();
         self.on_node.iter_mut().for_each(Vec::clear);
-        self.scratch.get_mut().eligible_for = None;
+        let sc = self.scratch.get_mut();
+        sc.eligible_for = None;
+        sc.grid_for = None;
         self.profiles
             .get_mut()
             .iter_mut()
@@ -379,6 +385,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             parked,
             cands,
             grid,
+            grid_for,
         } = &mut *sc;
         // As `earliest` makes them, in the plan's buffers. Which nodes a job may
         // use depends on its GPU type, partition and constraint alone (and on
@@ -395,9 +402,8 @@ impl<'a, 'p> Engine<'a, 'p> {
                 (0..self.cluster.nodes.len()).filter(|&n| self.cluster.node_eligible(j, n)),
             );
             *eligible_for = Some(j);
+            *grid_for = None;
         }
-        times.clear();
-        self.change_times(eligible, t, res, times);
         let unit = if need[GPU] > 0.0 { GPU } else { CPU };
         {
             let mut pr = res.profiles.borrow_mut();
@@ -448,16 +454,37 @@ impl<'a, 'p> Engine<'a, 'p> {
         // popped from a heap: a search reads about half of its grid times, and
         // one sort of the keys costs less than that many pops (issue #17).
         let (step, last) = (self.policy.bf_resolution, t + self.policy.bf_window);
-        grid.clear();
-        grid.extend(
-            times
-                .iter()
-                .map(|&e| t + ((e - t) / step).ceil() * step)
-                .filter(|&g| g <= last)
-                .map(ord_bits),
-        );
-        grid.sort_unstable();
-        grid.dedup();
+        let snap = |e: f64| Some(t + ((e - t) / step).ceil() * step).filter(|&g| g <= last);
+        // The grid of the previous search of the pass serves this one when made
+        // from the same times: the same start and eligible nodes (`grid_for` is
+        // forgotten when those change), no job started or ended on them since
+        // (their stamps only grow, so their sum is the same only then), and the
+        // reservations made since, whose ends are added in place. That is most
+        // searches of a pass: its reservations are made one after another.
+        let stamps = eligible.iter().map(|&n| self.node_stamp[n]).sum::<u64>();
+        match *grid_for {
+            Some((tb, st, made)) if tb == t.to_bits() && st == stamps && made <= res.res.len() => {
+                for rv in &res.res[made..] {
+                    if rv.end > t && rv.end.is_finite() {
+                        if let Some(g) = snap(rv.end) {
+                            let k = ord_bits(g);
+                            if let Err(i) = grid.binary_search(&k) {
+                                grid.insert(i, k);
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {
+                times.clear();
+                self.change_times(eligible, t, res, times);
+                grid.clear();
+                grid.extend(times.iter().filter_map(|&e| snap(e)).map(ord_bits));
+                grid.sort_unstable();
+                grid.dedup();
+            }
+        }
+        *grid_for = Some((t.to_bits(), stamps, res.res.len()));
         let mut found = None;
         for &k in grid.iter() {
             let tau = from_ord_bits(k);
