@@ -11,6 +11,27 @@ pub(super) struct Reservation {
     pub(super) need: V3,
 }
 
+/// A reservation as a node holding it sees it: what `free_at`, `clear_of` and
+/// `fill_profile` read. Each node keeps copies, one after another, so that
+/// `free_at` reads them in one sweep instead of fetching each reservation
+/// (with its node list) from wherever it lies (issue #17).
+#[derive(Clone, Copy)]
+pub(super) struct Hold {
+    pub(super) start: f64,
+    pub(super) end: f64,
+    pub(super) need: V3,
+}
+
+impl From<&Reservation> for Hold {
+    fn from(r: &Reservation) -> Self {
+        Hold {
+            start: r.start,
+            end: r.end,
+            need: r.need,
+        }
+    }
+}
+
 /// A pass's reservations, with each node's listed in the order they were made.
 /// `free_at` and `clear_of` read only the node's own reservations, instead of
 /// scanning every reservation's node list (conservative backfill keeps up to
@@ -26,8 +47,8 @@ pub(super) struct Reservation {
 pub(super) struct Plan {
     pub(super) res: Vec<Reservation>,
     pub(super) indexed: bool,
-    /// Per node, indices into `res` of the reservations holding it, ascending.
-    pub(super) on_node: Vec<Vec<usize>>,
+    /// Per node, the reservations holding it, in the order they were made.
+    pub(super) on_node: Vec<Vec<Hold>>,
     /// Per node, its `Profile` under these reservations, made by `earliest` when
     /// first needed (`live`) and brought up to date as reservations are added.
     /// A pass's plan is `reset` for the next, its buffers kept: growing them anew
@@ -37,17 +58,26 @@ pub(super) struct Plan {
     pub(super) scratch: std::cell::RefCell<Scratch>,
 }
 
-/// A search's eligible nodes and the times its grid is made from; per eligible
-/// node, its profile cursors and the grid times it is blocked until; the
-/// candidates at a grid time; the grid times still to visit.
+/// A search's eligible nodes (and the job they were listed for: `eligible_for`)
+/// and the times its grid is made from; per eligible
+/// node, its profile cursors; the eligible nodes (as indices into `eligible`)
+/// that may take the job at the grid time (`open`) and those that cannot until
+/// a later one (`parked`, by that time's `ord_bits`); the candidates at a grid
+/// time; the grid times still to visit.
 #[derive(Default)]
 pub(super) struct Scratch {
     pub(super) eligible: Vec<usize>,
+    pub(super) eligible_for: Option<usize>,
     pub(super) times: Vec<f64>,
     pub(super) cur: Vec<(usize, usize)>,
-    pub(super) skip: Vec<(f64, f64)>,
+    pub(super) open: Vec<usize>,
+    pub(super) parked: BinaryHeap<Reverse<(u64, usize)>>,
     pub(super) cands: Vec<Scored>,
-    pub(super) grid: Vec<Reverse<u64>>,
+    pub(super) grid: Vec<u64>,
+    /// What `grid` was made for: the search's start, the sum of its eligible
+    /// nodes' `Engine::node_stamp`s, and how many of the plan's reservations
+    /// it holds the ends of (see `earliest_profiled`).
+    pub(super) grid_for: Option<(u64, u64, usize)>,
 }
 
 /// A node's free capacity over time under a plan, as a step function: `free[i]`
@@ -55,8 +85,9 @@ pub(super) struct Scratch {
 /// free capacity now). Its breakpoints are every time a condition of `free_at`
 /// can change (its running jobs' planned ends, its reservations' starts and
 /// ends), so between two the very same sums are made, and each value is
-/// computed by `free_at` itself, when first read: a lookup gives `free_at`'s
-/// result bit for bit. `earliest` reads it at every grid time, and `clear_of`'s
+/// computed by `free_at` itself, when first read, or made by `add` with the
+/// very operations `free_at` would make: a lookup gives `free_at`'s result bit
+/// for bit. `earliest` reads it at every grid time, and `clear_of`'s
 /// checks at reservation starts, instead of summing again per node and time.
 #[derive(Default)]
 pub(super) struct Profile {
@@ -72,11 +103,13 @@ pub(super) struct Profile {
 }
 
 impl Profile {
-    /// A reservation over [start, end) was added on the node (last in its
-    /// order). `free_at` elsewhere makes the same sums as before (the condition
-    /// of the new reservation is false there), so only the values in
-    /// [start, end) are forgotten, to be computed again when read.
-    pub(super) fn add(&mut self, start: f64, end: f64) {
+    /// A reservation over [start, end) needing `need` was added on the node
+    /// (last in its order). `free_at` elsewhere makes the same sums as before
+    /// (the condition of the new reservation is false there); in [start, end)
+    /// it makes them and then, last, subtracts `need`: so a known value there
+    /// becomes itself minus `need`, bit for bit, instead of being forgotten and
+    /// summed again over all the node's reservations when read (issue #17).
+    pub(super) fn add(&mut self, start: f64, end: f64, need: &V3) {
         let i = self.point(start);
         let k = self.point(end);
         // `end` went in after `start`, leaving its place, unless it is earlier.
@@ -86,17 +119,29 @@ impl Profile {
             self.at.partition_point(|&y| y < start)
         };
         self.start[i] = true;
-        for v in self.free.iter_mut().take(k).skip(i) {
-            *v = None;
+        for f in self.free.iter_mut().take(k).skip(i).flatten() {
+            for d in 0..3 {
+                f[d] -= need[d];
+            }
         }
     }
 
-    /// Makes `x` a breakpoint (value unknown yet) if it is not one; its index.
+    /// Makes `x` a breakpoint if it is not one; its index. It splits a step, so
+    /// it takes that step's value (the same sums: no condition of `free_at`
+    /// changes at `x`), or none before the first breakpoint (`free_at` is the
+    /// node's free capacity now there, which the profile does not hold).
     pub(super) fn point(&mut self, x: f64) -> usize {
-        let i = self.at.partition_point(|&y| y < x);
+        // Reservations mostly come after the earlier ones, often back to back:
+        // at or past the last breakpoint, without a search.
+        let i = match self.at.last() {
+            Some(&l) if l < x => self.at.len(),
+            Some(&l) if l == x => self.at.len() - 1,
+            _ => self.at.partition_point(|&y| y < x),
+        };
         if self.at.get(i) != Some(&x) {
+            let v = if i > 0 { self.free[i - 1] } else { None };
             self.at.insert(i, x);
-            self.free.insert(i, None);
+            self.free.insert(i, v);
             self.start.insert(i, false);
         }
         i
@@ -116,34 +161,40 @@ impl Plan {
             self.res.push(r);
             return;
         }
-        let k = self.res.len();
+        // A reservation's nodes are `pick`'s, each listed once, so each node
+        // holds it once (as `nodes.contains(n)` counted it).
+        debug_assert!(r
+            .nodes
+            .iter()
+            .enumerate()
+            .all(|(i, n)| !r.nodes[..i].contains(n)));
         for &n in &r.nodes {
             if self.on_node.len() <= n {
                 self.on_node.resize_with(n + 1, Vec::new);
             }
-            // `nodes.contains(n)` counted a node once, however often listed.
-            if self.on_node[n].last() != Some(&k) {
-                self.on_node[n].push(k);
-            }
+            self.on_node[n].push(Hold::from(&r));
             if let Some(p) = self.profiles.get_mut().get_mut(n).filter(|p| p.live) {
-                p.add(r.start, r.end);
+                p.add(r.start, r.end, &r.need);
             }
         }
         self.res.push(r);
     }
 
     /// The reservations holding node `n`, in the order they were made: from its
-    /// list when `indexed`, else by scanning them all.
-    pub(super) fn on(&self, n: usize) -> impl Iterator<Item = &Reservation> + '_ {
-        let (listed, scanned) = if self.indexed {
-            (self.on_node.get(n).map_or(&[][..], |v| &v[..]), &[][..])
+    /// list when `indexed`, else by scanning them all. The two are separate
+    /// loops, not one chained iterator: `free_at` is the hot path of
+    /// conservative backfill, and the chain's checks per item cost as much
+    /// as the sums (issue #17).
+    pub(super) fn each_on(&self, n: usize, mut f: impl FnMut(&Hold)) {
+        if self.indexed {
+            for h in self.on_node.get(n).map_or(&[][..], |v| &v[..]) {
+                f(h);
+            }
         } else {
-            (&[][..], &self.res[..])
-        };
-        listed
-            .iter()
-            .map(move |&k| &self.res[k])
-            .chain(scanned.iter().filter(move |rv| rv.nodes.contains(&n)))
+            for rv in self.res.iter().filter(|rv| rv.nodes.contains(&n)) {
+                f(&Hold::from(rv));
+            }
+        }
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -154,6 +205,9 @@ impl Plan {
     pub(super) fn reset(&mut self) {
         self.res.clear();
         self.on_node.iter_mut().for_each(Vec::clear);
+        let sc = self.scratch.get_mut();
+        sc.eligible_for = None;
+        sc.grid_for = None;
         self.profiles
             .get_mut()
             .iter_mut()
@@ -173,27 +227,25 @@ impl<'a, 'p> Engine<'a, 'p> {
                 }
             }
         }
-        for rv in plan.on(n) {
+        plan.each_on(n, |rv| {
             if rv.start <= at && at < rv.end {
                 for d in 0..3 {
                     f[d] -= rv.need[d];
                 }
             }
-        }
+        });
         f
     }
 
     /// Does `need` on node `n` over [from, to) stay clear of every reservation?
     pub(super) fn clear_of(&self, n: usize, from: f64, to: f64, need: &V3, plan: &Plan) -> bool {
-        for rv in plan.on(n) {
-            if rv.start >= from && rv.start < to {
-                let f = self.free_at(n, rv.start, plan);
-                if !fits(&f, need) {
-                    return false;
-                }
+        let mut clear = true;
+        plan.each_on(n, |rv| {
+            if clear && rv.start >= from && rv.start < to {
+                clear = fits(&self.free_at(n, rv.start, plan), need);
             }
-        }
-        true
+        });
+        clear
     }
 
     /// Makes `p` node `n`'s `Profile` under `plan`, in its own buffers.
@@ -212,17 +264,17 @@ impl<'a, 'p> Engine<'a, 'p> {
                 .iter()
                 .map(|&r| self.cluster.jobs[r].planned_end),
         );
-        for rv in plan.on(n) {
+        plan.each_on(n, |rv| {
             at.push(rv.start);
             at.push(rv.end);
-        }
+        });
         at.sort_unstable_by(f64::total_cmp);
         at.dedup_by(|a, b| a == b);
         start.clear();
         start.resize(at.len(), false);
-        for rv in plan.on(n) {
+        plan.each_on(n, |rv| {
             start[at.partition_point(|&x| x < rv.start)] = true;
-        }
+        });
         free.clear();
         free.resize(at.len(), None);
         *stamp = self.node_stamp[n];
@@ -291,11 +343,14 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// The times after `t` at which room can change on `nodes`: the planned ends
     /// of the jobs running there and the ends of the plan's reservations.
+    /// A time already listed last is not listed again: a job running on many
+    /// nodes lists its end once per run of them, not once per node, so the
+    /// grid made from the times has fewer to snap and sort (the same grid).
     pub(super) fn change_times(&self, nodes: &[usize], t: f64, res: &Plan, times: &mut Vec<f64>) {
         for &n in nodes {
             for &r in &self.cluster.nodes[n].running {
                 let e = self.cluster.jobs[r].planned_end;
-                if e > t && e.is_finite() {
+                if e > t && e.is_finite() && times.last() != Some(&e) {
                     times.push(e);
                 }
             }
@@ -318,22 +373,37 @@ impl<'a, 'p> Engine<'a, 'p> {
     ) -> Option<(f64, Vec<usize>)> {
         let job = &self.cluster.jobs[j];
         let need = job.per_node;
+        let nn = job.nodes_wanted;
         let dur = job.limit.unwrap_or(INF);
         let mut sc = res.scratch.borrow_mut();
         let Scratch {
             eligible,
+            eligible_for,
             times,
             cur,
-            skip,
+            open,
+            parked,
             cands,
             grid,
+            grid_for,
         } = &mut *sc;
-        // As `earliest` makes them, in the plan's buffers.
-        eligible.clear();
-        eligible
-            .extend((0..self.cluster.nodes.len()).filter(|&n| self.cluster.node_eligible(j, n)));
-        times.clear();
-        self.change_times(eligible, t, res, times);
+        // As `earliest` makes them, in the plan's buffers. Which nodes a job may
+        // use depends on its GPU type, partition and constraint alone (and on
+        // the nodes, which a pass does not change), so the last search's list
+        // serves a job asking the same: most of a deep queue does.
+        let same = eligible_for.is_some_and(|p| {
+            let prev = &self.cluster.jobs[p];
+            (prev.gpu_type, prev.partition, prev.constraint)
+                == (job.gpu_type, job.partition, job.constraint)
+        });
+        if !same {
+            eligible.clear();
+            eligible.extend(
+                (0..self.cluster.nodes.len()).filter(|&n| self.cluster.node_eligible(j, n)),
+            );
+            *eligible_for = Some(j);
+            *grid_for = None;
+        }
         let unit = if need[GPU] > 0.0 { GPU } else { CPU };
         {
             let mut pr = res.profiles.borrow_mut();
@@ -355,13 +425,16 @@ impl<'a, 'p> Engine<'a, 'p> {
         // the first reservation start from there at which `need` does not fit.
         cur.clear();
         cur.resize(eligible.len(), (0, 0));
-        // Per eligible node, grid times it cannot take the job at, found at an
-        // earlier one: before `.0` (its free capacity short until that breakpoint),
-        // or up to `.1` (a reservation start where it does not fit stays in every
-        // later window until then). Skipping them is one comparison per node.
-        skip.clear();
-        skip.resize(eligible.len(), (f64::NEG_INFINITY, f64::NEG_INFINITY));
-        let blocked = |s: &(f64, f64), tau: f64| tau < s.0 || tau <= s.1;
+        // A node found unable to take the job at a grid time often cannot until
+        // a later breakpoint (see `fits_from`); it is parked until then, so that
+        // the grid times between touch only the nodes that may take the job
+        // (most are blocked when queues are deep: issue #17). Every node starts
+        // open. The candidates then come in another order than the nodes', which
+        // `pick` does not see: it keeps the `nn` least by `score_cmp`, a total
+        // order (ties go to the node index), whatever order they come in.
+        open.clear();
+        open.extend(0..eligible.len());
+        parked.clear();
         // The first breakpoint from `k` at which `need` fits (its free capacity
         // is short at every one between), or INF: a node short at `k` is short
         // at every grid time up to there. Reservations come back to back on a
@@ -377,46 +450,71 @@ impl<'a, 'p> Engine<'a, 'p> {
         };
         // One buffer for every grid time: `pick` finds nothing with fewer than `nn`
         // candidates, so it is given a copy only when there are enough.
-        // `grid(t, times)`, in the plan's buffer.
+        // `grid(t, times)`, in the plan's buffer, sorted whole rather than
+        // popped from a heap: a search reads about half of its grid times, and
+        // one sort of the keys costs less than that many pops (issue #17).
         let (step, last) = (self.policy.bf_resolution, t + self.policy.bf_window);
-        let mut buf = std::mem::take(grid);
-        buf.clear();
-        buf.extend(
-            times
-                .iter()
-                .map(|&e| t + ((e - t) / step).ceil() * step)
-                .filter(|&g| g <= last)
-                .map(|g| Reverse(ord_bits(g))),
-        );
-        let mut heap = BinaryHeap::from(buf);
-        let mut prev = None;
-        let found = loop {
-            let Some(Reverse(k)) = heap.pop() else {
-                break None;
-            };
-            if prev == Some(k) {
-                continue;
+        let snap = |e: f64| Some(t + ((e - t) / step).ceil() * step).filter(|&g| g <= last);
+        // The grid of the previous search of the pass serves this one when made
+        // from the same times: the same start and eligible nodes (`grid_for` is
+        // forgotten when those change), no job started or ended on them since
+        // (their stamps only grow, so their sum is the same only then), and the
+        // reservations made since, whose ends are added in place. That is most
+        // searches of a pass: its reservations are made one after another.
+        let stamps = eligible.iter().map(|&n| self.node_stamp[n]).sum::<u64>();
+        match *grid_for {
+            Some((tb, st, made)) if tb == t.to_bits() && st == stamps && made <= res.res.len() => {
+                for rv in &res.res[made..] {
+                    if rv.end > t && rv.end.is_finite() {
+                        if let Some(g) = snap(rv.end) {
+                            let k = ord_bits(g);
+                            if let Err(i) = grid.binary_search(&k) {
+                                grid.insert(i, k);
+                            }
+                        }
+                    }
+                }
             }
-            prev = Some(k);
+            _ => {
+                times.clear();
+                self.change_times(eligible, t, res, times);
+                grid.clear();
+                grid.extend(times.iter().filter_map(|&e| snap(e)).map(ord_bits));
+                grid.sort_unstable();
+                grid.dedup();
+            }
+        }
+        *grid_for = Some((t.to_bits(), stamps, res.res.len()));
+        let mut found = None;
+        for &k in grid.iter() {
             let tau = from_ord_bits(k);
+            while let Some(&Reverse((until, i))) = parked.peek() {
+                if until > k {
+                    break;
+                }
+                parked.pop();
+                open.push(i);
+            }
             // Fewer nodes than the job needs can take it here: nothing to read.
-            // (A node's cursors and skips stay valid for any later grid time.)
-            let mut open = skip.iter().filter(|s| !blocked(s, tau)).count();
-            if open < job.nodes_wanted {
+            // (A node's cursors stay valid for any later grid time.)
+            if open.len() < nn {
                 continue;
             }
             cands.clear();
             let to = tau + dur;
-            for (i, &n) in eligible.iter().enumerate() {
-                if cands.len() + open < job.nodes_wanted {
-                    break; // the rest cannot make up the number
+            // `open` is compacted in place: `kept` nodes stay open.
+            let mut kept = 0;
+            for r in 0..open.len() {
+                let i = open[r];
+                if cands.len() + open.len() - r < nn {
+                    // The rest cannot make up the number: they stay open, unread.
+                    open.copy_within(r.., kept);
+                    kept += open.len() - r;
+                    break;
                 }
-                if blocked(&skip[i], tau) {
-                    continue;
-                }
-                open -= 1;
+                let n = eligible[i];
                 let (p, c) = (&mut pr[n], &mut cur[i]);
-                // Usually a step or two; after a skip, maybe many: then halving.
+                // Usually a step or two; after a park, maybe many: then halving.
                 let mut steps = 0;
                 while c.0 < p.at.len() && p.at[c.0] < tau {
                     c.0 += 1;
@@ -434,43 +532,52 @@ impl<'a, 'p> Engine<'a, 'p> {
                 } else {
                     (self.cluster.nodes[n].free, c.0)
                 };
+                // The grid time from which the node may take the job again, if
+                // it cannot now.
+                let mut until = None;
                 if !fits(&f, &need) {
-                    skip[i].0 = fits_from(p, n, next);
-                    continue;
+                    until = Some(fits_from(p, n, next));
+                } else {
+                    // clear_of(n, tau, to): no reservation start in [tau, to) at
+                    // which `need` does not fit. Breakpoints before `c.1` (and
+                    // from `c.0`) hold no such start; `to` only grows with `tau`.
+                    c.1 = c.1.max(c.0);
+                    while c.1 < p.at.len() && p.at[c.1] < to {
+                        if p.start[c.1] && !fits(&value(p, n, c.1), &need) {
+                            // Blocked by this start while a window holds it (up
+                            // to it), and after it while short: both end at the
+                            // first breakpoint after it where `need` fits.
+                            until = Some(fits_from(p, n, c.1 + 1));
+                            break;
+                        }
+                        c.1 += 1;
+                    }
                 }
-                // clear_of(n, tau, to): no reservation start in [tau, to) at which
-                // `need` does not fit. Breakpoints before `c.1` (and from `c.0`) hold
-                // no such start; `to` only grows with `tau`.
-                c.1 = c.1.max(c.0);
-                let clear = loop {
-                    if c.1 >= p.at.len() || p.at[c.1] >= to {
-                        break true;
+                match until {
+                    None => {
+                        let s = self.score(&f, &need);
+                        let s = if self.policy.reserve_busy_first {
+                            (self.cluster.nodes[n].free[unit], s.0, s.1)
+                        } else {
+                            s
+                        };
+                        cands.push((s, n));
+                        open[kept] = i;
+                        kept += 1;
                     }
-                    if p.start[c.1] && !fits(&value(p, n, c.1), &need) {
-                        // Blocked by this start up to it, and after it while short.
-                        skip[i].1 = p.at[c.1];
-                        skip[i].0 = fits_from(p, n, c.1 + 1);
-                        break false;
-                    }
-                    c.1 += 1;
-                };
-                if clear {
-                    let s = self.score(&f, &need);
-                    let s = if self.policy.reserve_busy_first {
-                        (self.cluster.nodes[n].free[unit], s.0, s.1)
-                    } else {
-                        s
-                    };
-                    cands.push((s, n));
+                    // Grid times are finite: a node blocked for good is dropped.
+                    Some(u) if u < INF => parked.push(Reverse((ord_bits(u), i))),
+                    Some(_) => {}
                 }
             }
-            if cands.len() >= job.nodes_wanted {
-                if let Some(v) = pick(cands.clone(), job.nodes_wanted) {
-                    break Some((tau, v));
+            open.truncate(kept);
+            if cands.len() >= nn {
+                if let Some(v) = pick(cands.clone(), nn) {
+                    found = Some((tau, v));
+                    break;
                 }
             }
-        };
-        *grid = heap.into_vec();
+        }
         found
     }
 
@@ -594,5 +701,62 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
         }
         placed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `free_at` of a node with `base` free now and no running jobs: the
+    /// reservations covering `at`, subtracted in the order they were made.
+    fn naive(base: V3, holds: &[(f64, f64, V3)], at: f64) -> V3 {
+        let mut f = base;
+        for (s, e, need) in holds {
+            if *s <= at && at < *e {
+                for d in 0..3 {
+                    f[d] -= need[d];
+                }
+            }
+        }
+        f
+    }
+
+    #[test]
+    fn profile_add_keeps_each_known_value_that_of_free_at_bit_for_bit() {
+        let base = [7.3, 1000.1, 3.0];
+        // Fractional needs, so that a value made in another order of sums
+        // would differ in its last bits; reservations after the last
+        // breakpoint, before the first, inside, across, and on breakpoints.
+        let adds: [(f64, f64, V3); 8] = [
+            (10.0, 20.0, [0.1, 0.7, 0.0]),
+            (20.0, 30.0, [1.3, 0.3, 1.0]),
+            (15.0, 25.0, [0.2, 0.1, 0.0]),
+            (5.0, 12.0, [0.7, 100.3, 0.0]),
+            (2.0, 3.0, [0.3, 0.3, 1.0]),
+            (12.0, 15.0, [0.9, 0.1, 0.0]),
+            (40.0, INF, [1.1, 2.2, 0.0]),
+            (18.0, 50.0, [0.1, 0.1, 1.0]),
+        ];
+        let mut holds: Vec<(f64, f64, V3)> = Vec::new();
+        let mut p = Profile::default();
+        for (s, e, need) in adds {
+            holds.push((s, e, need));
+            p.add(s, e, &need);
+            // Values read now, as `earliest` reads them: later adds must keep
+            // them right.
+            for i in 0..p.at.len() {
+                if p.free[i].is_none() {
+                    p.free[i] = Some(naive(base, &holds, p.at[i]));
+                }
+            }
+            assert!(p.at.windows(2).all(|w| w[0] < w[1]), "{:?}", p.at);
+            for (i, &x) in p.at.iter().enumerate() {
+                let want = naive(base, &holds, x);
+                let got = p.free[i].unwrap();
+                assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "at {x}");
+                assert_eq!(p.start[i], holds.iter().any(|h| h.0 == x), "at {x}");
+            }
+        }
     }
 }
