@@ -7,7 +7,8 @@ own ``squeue --start`` taken at one moment, then the actual starts from sacct.
 Prints per run: Kendall tau of predicted vs actual start order, median / p90 absolute
 start error, coverage, node set right; each against Slurm's own estimate on the same
 jobs. With --preemption, then the preemption scenario on a fresh cluster: the job that
-quotatop predicts will preempt, whom, and when, against what Slurm does. Needs root and the Debian Slurm packages (scripts/install-system-deps.sh)."""
+quotatop predicts will preempt, whom, and when, against what Slurm does. Needs root and
+the Debian Slurm packages (scripts/install-system-deps.sh)."""
 
 from __future__ import annotations
 
