@@ -179,6 +179,10 @@ def test_each_command_runs_in_its_own_session(tmp_path: Path) -> None:
 # ---- 3. SIGHUP / SIGTERM / exit kill the groups still running -----------------------
 _CHILD = """
 import signal, sys, threading
+# As in a terminal, whatever this test run inherited: under nohup SIGHUP comes in
+# ignored, and quotatop rightly keeps it ignored (the process would then exit 0).
+for s in (signal.SIGHUP, signal.SIGTERM):
+    signal.signal(s, signal.SIG_DFL)
 before = signal.getsignal(signal.SIGHUP)
 from quotatop.collectors.slurm import commands as cmd
 from quotatop.collectors.slurm.runner import Runner
