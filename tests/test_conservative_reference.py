@@ -28,20 +28,25 @@ JOBS = 400
 FCFS = PriorityWeights(age=0, fairshare=0, qos=0, job_size=0, partition=0)
 
 
-@pytest.fixture(scope="module")
-def workload() -> tuple[Snapshot, list[SimJob]]:
+def nasa_workload(nodes: int, n_jobs: int) -> tuple[Snapshot, list[SimJob]]:
+    """The log's first ``n_jobs`` jobs that fit, on ``nodes`` one-processor nodes."""
     jobs: list[SimJob] = []
     for j in load_swf(LOG).jobs:
         procs = int(next(iter(j.request.values())))
-        if procs <= NODES and j.duration > 0:
+        if procs <= nodes and j.duration > 0:
             jobs.append(SimJob(id=j.id, submit_time=j.submit_time, duration=j.duration,
                                time_limit=j.duration, request={"cpu": float(procs)},
                                nodes_requested=procs, team="t"))
-        if len(jobs) == JOBS:
+        if len(jobs) == n_jobs:
             break
     cluster = Snapshot(nodes=[Node(name=f"n{i:02d}", capacity={"cpu": 1.0})
-                              for i in range(NODES)])
+                              for i in range(nodes)])
     return cluster, jobs
+
+
+@pytest.fixture(scope="module")
+def workload() -> tuple[Snapshot, list[SimJob]]:
+    return nasa_workload(NODES, JOBS)
 
 
 def core_events(cluster: Snapshot, jobs: list[SimJob], policy: Policy) -> list[tuple]:
@@ -130,18 +135,8 @@ def test_conservative_matches_the_reference_on_32_nodes() -> None:
     changes (issue #17); a job started between two of them adds its planned end,
     and here a grid kept past such a start would put later reservations at other
     times than the reference's (not so on 8 nodes)."""
-    nodes, n_jobs = 32, 300
-    jobs: list[SimJob] = []
-    for j in load_swf(LOG).jobs:
-        procs = int(next(iter(j.request.values())))
-        if procs <= nodes and j.duration > 0:
-            jobs.append(SimJob(id=j.id, submit_time=j.submit_time, duration=j.duration,
-                               time_limit=j.duration, request={"cpu": float(procs)},
-                               nodes_requested=procs, team="t"))
-        if len(jobs) == n_jobs:
-            break
-    cluster = Snapshot(nodes=[Node(name=f"n{i:02d}", capacity={"cpu": 1.0})
-                              for i in range(nodes)])
+    n_jobs = 300
+    cluster, jobs = nasa_workload(32, n_jobs)
     policy = Policy(weights=FCFS, backfill="conservative", bf_resolution=1.0,
                     bf_max_job_test=100, preemption=False)
     got = core_events(cluster, jobs, policy)
