@@ -8,17 +8,23 @@ prints the same comparison as a table."""
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from harness.fidelity import (
     Observation,
+    Scores,
+    keep,
     placement_at_start,
     quotatop_scores,
     run_workload,
     slurm_scores,
+    worst,
 )
 from harness.fixtures import fresh_cluster
 
@@ -26,7 +32,18 @@ from harness.fixtures import fresh_cluster
 @pytest.fixture(scope="module")
 def observed() -> Iterator[Observation]:
     with fresh_cluster("fidelity") as cluster:
-        yield run_workload(cluster, log=lambda s: print(s, file=sys.stderr), keep_snapshot=True)
+        obs = run_workload(cluster, log=lambda s: print(s, file=sys.stderr), keep_snapshot=True)
+        # Kept whatever the outcome (a few hundred kB): a miss can be read afterwards with
+        # the controller's own log, which goes with the cluster's directory.
+        where = os.environ.get("QUOTATOP_FIDELITY_KEEP")
+        dest = Path(where) if where else Path(tempfile.mkdtemp(prefix="quotatop-fidelity-"))
+        keep(obs, cluster, dest)
+        print(f"fidelity: observation and slurmctld log kept in {dest}", file=sys.stderr)
+    yield obs
+
+
+def _why(observed: Observation, *scores: Scores) -> str:
+    return "\n".join([*(s.row() for s in scores), worst(observed)])
 
 
 def test_every_pending_job_has_a_prediction_or_a_stated_reason(observed: Observation) -> None:
@@ -42,8 +59,8 @@ def test_start_order_agrees_with_slurm(observed: Observation) -> None:
     print(ours.row(), slurm_scores(observed).row(), sep="\n", file=sys.stderr)
     slurm = slurm_scores(observed)
     assert ours.with_start == ours.measured
-    assert ours.tau >= TAU_FLOOR, (ours.row(), slurm.row())
-    assert ours.tau > slurm.tau, (ours.row(), slurm.row())
+    assert ours.tau >= TAU_FLOOR, _why(observed, ours, slurm)
+    assert ours.tau > slurm.tau, _why(observed, ours, slurm)
 
 
 def test_predicted_node_sets_are_slurms(observed: Observation) -> None:
@@ -51,7 +68,7 @@ def test_predicted_node_sets_are_slurms(observed: Observation) -> None:
     snapshot's moment are the ones each job got, for >= 80 % of the jobs (89-100 %
     measured; two identical jobs starting together may take each other's node)."""
     ours = quotatop_scores(observed, "estimate")
-    assert ours.node_match >= 0.8, ours.row()
+    assert ours.node_match >= 0.8, _why(observed, ours)
 
 
 def test_start_error_is_no_worse_than_slurms_own(observed: Observation) -> None:
@@ -60,8 +77,8 @@ def test_start_error_is_no_worse_than_slurms_own(observed: Observation) -> None:
     assert len(same) >= 10
     ours = quotatop_scores(observed, "estimate", same)
     slurm = slurm_scores(observed, same)
-    assert ours.median_err <= slurm.median_err, (ours.row(), slurm.row())
-    assert ours.p90_err <= slurm.p90_err, (ours.row(), slurm.row())
+    assert ours.median_err <= slurm.median_err, _why(observed, ours, slurm)
+    assert ours.p90_err <= slurm.p90_err, _why(observed, ours, slurm)
 
 
 def test_node_choice_given_the_state_is_slurms(observed: Observation) -> None:

@@ -136,6 +136,7 @@ class Observation:
     seconds: dict[str, float] = field(default_factory=dict)
     snapshot: dict | None = None  # the collector's snapshot right after (bench --dump)
     ends: dict[str, float] = field(default_factory=dict)  # actual ends of fill and queue
+    kept: str = ""  # the directory keep() wrote this observation and the logs to
 
 
 def _submit(cluster: SlurmCluster, kind: Kind, payload: str | None = None,
@@ -320,6 +321,51 @@ def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float =
             obs.ends[jid] = t
     obs.seconds["workload"] = time.monotonic() - t0
     return obs
+
+
+def keep(obs: Observation, cluster: SlurmCluster, dest: Path) -> Path:
+    """Write the observation (JSON, as bench --dump) and the controller's log to dest,
+    before the cluster's directory goes: a run that misses its target can then be read
+    job by job afterwards (which jobs moved, which of Slurm's schedulers started them)."""
+    import dataclasses
+    import shutil
+
+    dest.mkdir(parents=True, exist_ok=True)
+    obs.kept = str(dest)
+    (dest / "observation.json").write_text(
+        json.dumps(dataclasses.asdict(obs), default=sorted, indent=1))
+    for name in ("slurmctld", "slurmdbd"):
+        src = cluster.log_path(name)
+        if src.exists():
+            shutil.copyfile(src, dest / src.name)
+    return dest
+
+
+def worst(obs: Observation, mode: str = "estimate", n: int = 8) -> str:
+    """The jobs predicted furthest from their actual start, one line each (kind,
+    predicted and actual start relative to the prediction, nodes), for a failure's
+    message: a flake is then named in the CI log itself."""
+    rows = obs.predicted.get(mode, {})
+    lines = []
+    for i in obs.jobs:
+        r, actual = rows.get(i, {}), obs.actual_start.get(i)
+        p = r.get("predicted_start")
+        err = abs(p - actual) if p is not None and actual is not None else math.inf
+        lines.append((err, i))
+    lines.sort(reverse=True)
+
+    def rel(t: float | None) -> str:
+        return "-" if t is None else f"{t - obs.taken_at:+.0f}s"
+
+    out = [f"kept in {obs.kept or '(not kept)'}; worst {n} of {len(lines)} ({mode}):"]
+    for _, i in lines[:n]:
+        r = rows.get(i, {})
+        out.append(
+            f"  {i} {obs.kinds.get(i, '?')}: predicted {rel(r.get('predicted_start'))} on "
+            f"{','.join(r.get('predicted_nodes') or []) or '-'}, actual "
+            f"{rel(obs.actual_start.get(i))} on {','.join(obs.actual_nodes.get(i, [])) or '-'}"
+            f", Slurm's estimate {rel(obs.slurm_start.get(i))}")
+    return "\n".join(out)
 
 
 def requeued(cluster: SlurmCluster, ids: list[str]) -> set[str]:
