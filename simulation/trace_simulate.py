@@ -185,31 +185,40 @@ def core_inputs(trace: Trace, nodes: int, per_node: float) -> tuple[Snapshot, li
         cluster=Path(trace.path).name, source=f"trace:{trace.format}", nodes=node_list,
         teams=[Team(name=t) for t in sorted({tj.team for tj in trace.jobs})], qos=qos)
     jobs = []
+    own_nodes = bool(trace.nodes)
+    one_each = own_nodes or per_node <= 0
     for j in trace.jobs:
-        need = j.request.get(res, 0.0) / max(j.workers, 1)
+        workers = j.workers
+        need = j.request.get(res, 0.0) / workers if workers > 1 else j.request.get(res, 0.0)
         request = {res: need}
-        if j.gpu_type and trace.nodes:  # no node of that model: the core rejects it
+        if j.gpu_type and own_nodes:  # no node of that model: the core rejects it
             request[f"gpu:{j.gpu_type}"] = need
-        limit = j.time_limit
-        if trace.nodes or per_node <= 0:
+        limit, duration = j.time_limit, j.duration
+        if one_each:
             # per_node 0: every job of the trace asks 0 GPUs (found by tests/fuzz: a
             # ZeroDivisionError below); such a job fits one node of none.
             asked = 1
         else:
             # Capped one above the cluster: such a job is rejected all the same.
             asked = max(1, min(nodes + 1, math.ceil(min(need / per_node - 1e-9, nodes + 1))))
-        ids = members(j)
-        for mid in ids:
+        # A traced job ran its recorded time; a limit below it would kill it early.
+        # Without a requested time the scheduler plans with the recorded run time
+        # (perfect estimates, the textbook convention): with no limit at all no
+        # reservation could ever be placed, and EASY and conservative backfilling
+        # would both become greedy first fit.
+        planned = duration if limit is None or limit < duration else limit
+        qos = j.qos or "normal"
+        if workers <= 1:
             jobs.append(SimJob(
-                id=mid, submit_time=j.submit_time, duration=j.duration, request=request,
-                team=j.team, user=j.user, qos=j.qos or "normal",
-                # A traced job ran its recorded time; a limit below it would kill it early.
-                # Without a requested time the scheduler plans with the recorded run time
-                # (perfect estimates, the textbook convention): with no limit at all no
-                # reservation could ever be placed, and EASY and conservative backfilling
-                # would both become greedy first fit.
-                time_limit=j.duration if limit is None else max(limit, j.duration),
-                nodes_requested=asked, gang=j.id if len(ids) > 1 else None))
+                id=j.id, submit_time=j.submit_time, duration=duration, request=request,
+                team=j.team, user=j.user, qos=qos, time_limit=planned,
+                nodes_requested=asked))
+            continue
+        for mid in members(j):
+            jobs.append(SimJob(
+                id=mid, submit_time=j.submit_time, duration=duration, request=request,
+                team=j.team, user=j.user, qos=qos, time_limit=planned,
+                nodes_requested=asked, gang=j.id))
     return cluster, jobs
 
 
