@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,26 @@ def test_swf_fields_header_and_malformed_lines(tmp_path: Path) -> None:
     assert "line 8" in t.warnings[0] and "18" in t.warnings[0]
     assert load_swf(p, team_by="user").jobs[0].job.team == "u1"
     with pytest.raises(TraceError, match=r"made_up.swf:8:"):
+        load_swf(p, strict=True)
+
+
+@pytest.mark.parametrize(("field", "value", "named"), [
+    (3, "1e12", "run time (field 4) 1e+12 is out of range"),
+    (1, "nan", "submit time (field 2) nan is out of range"),
+    (7, "inf", "requested processors (field 8) inf is out of range"),
+    (2, "-5", "wait time (field 3) -5 is out of range"),
+])
+def test_swf_field_out_of_range_is_named(tmp_path: Path, field: int, value: str,
+                                         named: str) -> None:
+    good = SWF.splitlines()[4].split()  # job 1, within every range
+    bad = list(good)
+    bad[field] = value
+    p = tmp_path / "range.swf"
+    p.write_text("; MaxProcs: 8\n" + " ".join(good) + "\n" + " ".join(bad) + "\n")
+    t = load_swf(p)
+    assert len(t.jobs) == 1 and t.skipped == 1
+    assert t.warnings == [f"line 3: {named} (0 to {'1e+07' if field == 7 else '1e+10'})"]
+    with pytest.raises(TraceError, match=re.escape(f"range.swf:3: {named}")):
         load_swf(p, strict=True)
 
 
