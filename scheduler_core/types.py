@@ -107,7 +107,14 @@ class SimResultWire(Struct, array_like=True, frozen=True, gc=False):
 
 
 _events = msgspec.msgpack.Decoder(list[SimEvent])
-_usage = msgspec.msgpack.Decoder(list[UsageSample])
+class _UsageChange(Struct, array_like=True, frozen=True, gc=False):
+    """One usage sample as it crosses: only the teams that changed, as (index, usage)."""
+
+    time: float
+    changed: list[tuple[int, float]]
+
+
+_usage = msgspec.msgpack.Decoder(list[_UsageChange])
 _jobs = msgspec.msgpack.Decoder(list[JobOutcome])
 
 
@@ -166,7 +173,13 @@ class SimResult:
     def usage(self) -> list[UsageSample]:
         if self._usage is None:
             with _gc_paused():
-                self._usage = _usage.decode(self._wire.usage)
+                now = [0.0] * len(self._wire.teams)
+                samples = []
+                for change in _usage.decode(self._wire.usage):
+                    for team, used in change.changed:
+                        now[team] = used
+                    samples.append(UsageSample(change.time, now.copy()))
+                self._usage = samples
         return self._usage
 
     @property
