@@ -216,10 +216,20 @@ def _cli(*flags: str) -> list[str]:
     return [sys.executable, "-m", "quotatop", "exporter", *flags]
 
 
+def _as_in_a_terminal() -> None:
+    # A command started in the background by a shell without job control (`cmd &` in a
+    # script, as a CI runner or a test loop may run pytest) has SIGINT ignored, and
+    # Python then installs no KeyboardInterrupt handler: ctrl-c could never reach it.
+    # The exporter is started here as from a terminal, whatever this run inherited.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
 def test_cli_serves_the_demo_and_exits_cleanly(stop: signal.Signals) -> None:
     proc = subprocess.Popen(_cli("--source", "demo", "--port", "0", "--refresh", "0.2"),
-                            cwd=ROOT, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_as_in_a_terminal)
     try:
         assert proc.stderr is not None
         # "quotatop exporter: serving http://127.0.0.1:PORT/metrics ...", bounded.
