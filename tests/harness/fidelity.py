@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -137,6 +138,9 @@ class Observation:
     snapshot: dict | None = None  # the collector's snapshot right after (bench --dump)
     ends: dict[str, float] = field(default_factory=dict)  # actual ends of fill and queue
     kept: str = ""  # the directory keep() wrote this observation and the logs to
+    # The machine while the queue ran: (time, 1-minute load average) at each poll. A run
+    # that misses its target on a busy machine (a CI run shares it) says so.
+    load: list[tuple[float, float]] = field(default_factory=list)
 
 
 def _submit(cluster: SlurmCluster, kind: Kind, payload: str | None = None,
@@ -305,6 +309,7 @@ def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float =
     log(f"predicted {len(obs.jobs)} pending jobs at {t_pred:.0f}")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        obs.load.append((time.time(), os.getloadavg()[0]))
         started, _, _ = actual_starts(cluster, obs.jobs)
         if all(i in started for i in obs.jobs):
             break
@@ -338,7 +343,32 @@ def keep(obs: Observation, cluster: SlurmCluster, dest: Path) -> Path:
         src = cluster.log_path(name)
         if src.exists():
             shutil.copyfile(src, dest / src.name)
+    (dest / "processes.txt").write_text(_busiest_processes())
     return dest
+
+
+def _busiest_processes(n: int = 15) -> str:
+    """The processes that used the most CPU, one line each: something else running
+    beside the workload (a process an earlier test left behind) shows here."""
+    import psutil
+
+    rows = []
+    for proc in psutil.process_iter(["pid", "name", "cmdline", "cpu_times", "create_time"]):
+        info = proc.info
+        times = info.get("cpu_times")
+        if times is None:
+            continue
+        # The name and its first few plain words: enough to tell a Slurm daemon or a
+        # leftover quotatop from the rest, and no option's value (a token, an
+        # environment) written to a file.
+        words = [w for w in (info.get("cmdline") or [])[1:5]
+                 if not any(c in w for c in "={}:") and len(w) < 80]
+        cmd = " ".join([info.get("name") or "?", *words])
+        rows.append((times.user + times.system, info["pid"], info.get("create_time") or 0.0, cmd))
+    rows.sort(reverse=True)
+    return "".join(f"{cpu:9.1f} s  pid {pid:>7}  started "
+                   f"{time.strftime('%H:%M:%S', time.localtime(t0))}  {cmd}\n"
+                   for cpu, pid, t0, cmd in rows[:n])
 
 
 def worst(obs: Observation, mode: str = "estimate", n: int = 8) -> str:
@@ -357,7 +387,9 @@ def worst(obs: Observation, mode: str = "estimate", n: int = 8) -> str:
     def rel(t: float | None) -> str:
         return "-" if t is None else f"{t - obs.taken_at:+.0f}s"
 
-    out = [f"kept in {obs.kept or '(not kept)'}; worst {n} of {len(lines)} ({mode}):"]
+    loads = [x for _, x in obs.load]
+    busy = f"load average {min(loads):.2f}-{max(loads):.2f} while the queue ran" if loads else ""
+    out = [f"kept in {obs.kept or '(not kept)'}; {busy}; worst {n} of {len(lines)} ({mode}):"]
     for _, i in lines[:n]:
         r = rows.get(i, {})
         out.append(
