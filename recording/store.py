@@ -44,6 +44,7 @@ import math
 import operator
 import os
 import sqlite3
+import threading
 import time
 import urllib.parse
 from collections import deque
@@ -1015,6 +1016,11 @@ class Recording:
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         # read_only: a viewer of a file a poller is still writing (``refresh``).
+        # Reads and close take turns: a viewer's collect thread may still be reading
+        # when it closes the source, and SQLite closed under a running statement
+        # crashed the process (a segfault, found by CI). A read after the close is a
+        # RecordingError ("closed database").
+        self._lock = threading.RLock()
         self._db = _Db(path, read_only=read_only)
         try:
             self.meta = self._db.meta()
@@ -1057,21 +1063,26 @@ class Recording:
         commits meanwhile (a WAL reader keeps the snapshot of its first read): the
         frame list ``refresh`` takes and the frames then decoded agree. Short, so a
         poller's checkpoints are never held back for long."""
-        conn = self._db.conn
-        try:
-            conn.execute("BEGIN")
-        except _DB_ERRORS as e:
-            raise RecordingError(f"{self.path}: cannot read ({e})") from None
-        try:
-            yield
-        finally:
-            if conn.in_transaction:
-                conn.execute("COMMIT")  # ends the read; nothing was written
+        with self._lock:
+            conn = self._db.conn
+            try:
+                conn.execute("BEGIN")
+            except _DB_ERRORS as e:
+                raise RecordingError(f"{self.path}: cannot read ({e})") from None
+            try:
+                yield
+            finally:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")  # ends the read; nothing was written
 
     def refresh(self) -> int:
         """Take in the frames a writer appended since the last look: only the rows
         after the newest seq known are read (and the meta table, a few rows). Frames a
         retention purge has deleted since are forgotten. Returns how many are new."""
+        with self._lock:
+            return self._refresh()
+
+    def _refresh(self) -> int:
         conn = self._db.conn
         last = self.seqs[-1] if self.seqs else 0
         try:
@@ -1102,7 +1113,8 @@ class Recording:
         return len(rows)
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:  # after the read under way, if any
+            self._db.close()
 
     def __enter__(self) -> Recording:
         return self
@@ -1132,7 +1144,8 @@ class Recording:
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
-            return self._frame(index)
+            with self._lock:
+                return self._frame(index)
         finally:
             if gc_was_on:
                 gc.enable()
