@@ -208,17 +208,13 @@ def core_inputs(trace: Trace, nodes: int, per_node: float) -> tuple[Snapshot, li
         # would both become greedy first fit.
         planned = duration if limit is None or limit < duration else limit
         qos = j.qos or "normal"
-        if workers <= 1:
-            jobs.append(SimJob(
-                id=j.id, submit_time=j.submit_time, duration=duration, request=request,
-                team=j.team, user=j.user, qos=qos, time_limit=planned,
-                nodes_requested=asked))
-            continue
-        for mid in members(j):
+        # One job, or a gang of its workers (no member list built for the common one).
+        ids, gang = ((j.id,), None) if workers <= 1 else (members(j), j.id)
+        for mid in ids:
             jobs.append(SimJob(
                 id=mid, submit_time=j.submit_time, duration=duration, request=request,
                 team=j.team, user=j.user, qos=qos, time_limit=planned,
-                nodes_requested=asked, gang=j.id))
+                nodes_requested=asked, gang=gang))
     return cluster, jobs
 
 
