@@ -13,8 +13,6 @@ the Debian Slurm packages (scripts/install-system-deps.sh)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import signal
 import sys
 import time
@@ -24,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the harness lives with the tests
 
 from harness.fidelity import (  # noqa: E402
+    observation_json,
     placement_at_start,
     quotatop_scores,
     run_workload,
@@ -54,8 +53,7 @@ def main() -> int:
             obs = run_workload(cluster, log=lambda s: print(f"  {s}", file=sys.stderr),
                                keep_snapshot=True)
         if args.dump:
-            Path(f"{args.dump}{run}.json").write_text(json.dumps(dataclasses.asdict(obs),
-                                                                 default=sorted, indent=1))
+            Path(f"{args.dump}{run}.json").write_text(observation_json(obs))
         slurm = slurm_scores(obs)
         both = [i for i in obs.jobs if i in obs.slurm_start]
         rows = [quotatop_scores(obs, "limit"), quotatop_scores(obs, "estimate"), slurm]

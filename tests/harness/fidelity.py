@@ -328,17 +328,22 @@ def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float =
     return obs
 
 
+def observation_json(obs: Observation) -> str:
+    """The observation as JSON (sets as sorted lists): bench --dump and keep() write it."""
+    import dataclasses
+
+    return json.dumps(dataclasses.asdict(obs), default=sorted, indent=1)
+
+
 def keep(obs: Observation, cluster: SlurmCluster, dest: Path) -> Path:
     """Write the observation (JSON, as bench --dump) and the controller's log to dest,
     before the cluster's directory goes: a run that misses its target can then be read
     job by job afterwards (which jobs moved, which of Slurm's schedulers started them)."""
-    import dataclasses
     import shutil
 
     dest.mkdir(parents=True, exist_ok=True)
     obs.kept = str(dest)
-    (dest / "observation.json").write_text(
-        json.dumps(dataclasses.asdict(obs), default=sorted, indent=1))
+    (dest / "observation.json").write_text(observation_json(obs))
     for name in ("slurmctld", "slurmdbd"):
         src = cluster.log_path(name)
         if src.exists():
