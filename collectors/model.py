@@ -226,6 +226,9 @@ class SchedulerConfig(Struct, kw_only=True, omit_defaults=True):
     # How nodes are picked for a job: "consecutive" (runs of consecutive nodes, the
     # tightest first, best fit by free CPUs), None = the core's default best fit.
     placement: str | None = None
+    # Seconds a job requeued by preemption waits before it may start again (Slurm's
+    # AuthInfo cred_expire); None = the source does not say.
+    requeue_delay: float | None = None
 
 
 class ShareNode(Struct, kw_only=True, omit_defaults=True):

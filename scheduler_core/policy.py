@@ -59,6 +59,9 @@ class Policy(Struct, kw_only=True, forbid_unknown_fields=True):
     # A reservation takes capacity that frees up by its start before capacity idle now,
     # so the idle capacity stays for backfill (textbook EASY; docs/policy.md).
     reserve_busy_first: bool = False
+    # Seconds a job requeued by preemption waits before it may start again (Slurm sets
+    # its begin time that far ahead: AuthInfo's cred_expire, 120 s by default).
+    requeue_delay: float = 0.0
 
 
 _encoder = msgspec.msgpack.Encoder()

@@ -61,6 +61,9 @@ def site_policy(snapshot: Any, runtimes: Runtimes = "estimate") -> Policy:
         settings["backfill"] = cfg.backfill
     if cfg.bf_max_job_test is not None and cfg.bf_max_job_test >= 1:
         settings["bf_max_job_test"] = int(cfg.bf_max_job_test)
+    delay = getattr(cfg, "requeue_delay", None)
+    if delay is not None and delay >= 0:
+        settings["requeue_delay"] = float(delay)
     if cfg.preemption == "off" or cfg.preempt_mode == "off":
         settings["preemption"] = False
     elif cfg.preempt_mode in ("requeue", "suspend", "cancel"):

@@ -348,6 +348,41 @@ def test_grace_time_delays_the_preemptor() -> None:
     assert got.end == NOW + 180
 
 
+def test_a_job_pending_before_its_begin_time_starts_then_and_says_why() -> None:
+    """v was requeued just before the snapshot (Slurm set its begin time 90 s ahead,
+    reason BeginTime): on an idle node it starts at +90, not now."""
+    requeued = Job(id="v", qos="low", request={"gpu": 8}, submit_time=NOW - 500,
+                   eligible_time=NOW + 90, time_limit=300)
+    got = run([requeued], node_list=nodes(1), qos=QOS)["v"]
+    assert got.state == "planned" and got.start == NOW + 90
+    assert got.reason.startswith("not eligible before its begin time, ")
+    assert got.binding == "begin time"
+
+
+def test_a_job_before_its_begin_time_holds_no_one_back() -> None:
+    """b (first in the queue, eligible at +300) would take n0's 8 GPUs; q behind it
+    (8 GPUs, 600 s) starts now, and no reservation for b stops it though q runs past
+    +300: the scheduler passes over a job before its begin time. b then starts when
+    q ends, on n0 (the only node)."""
+    got = run([pending("b", 8, age=500, eligible_time=NOW + 300),
+               pending("q", 8, age=100)], node_list=nodes(1))
+    assert got["q"].state == "starts_now"
+    assert got["b"].start == NOW + 600 and got["b"].binding == "begin time"
+
+
+def test_the_requeue_delay_holds_a_victim_until_then_in_the_horizon() -> None:
+    """On one node: hi (high, 60 s) preempts v (low, 8 GPUs) now; w (low, 8 GPUs,
+    queued behind v) is next after v. With a 120 s requeue delay, v cannot start at
+    +60 when hi ends: w, eligible, starts then, and v after w's 100 s, at +160. With
+    no delay v starts at +60 and w after it."""
+    jobs = [*victim_and_preemptor(),
+            Job(id="w", qos="low", request={"gpu": 8}, submit_time=NOW - 5, time_limit=100)]
+    delayed = run(jobs, node_list=nodes(1), qos=QOS, requeue_delay=120.0)
+    assert delayed["w"].start == NOW + 60
+    at_once = run(jobs, node_list=nodes(1), qos=QOS)
+    assert at_once["w"].start > NOW + 60
+
+
 def test_an_arriving_job_over_a_submit_limit_is_rejected_in_simulate() -> None:
     """MaxSubmitJobsPerUser=1: bob's first job (600 s) is queued or running while
     his second arrives at +10, so the second is rejected; alice's is not."""

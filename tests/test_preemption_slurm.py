@@ -4,11 +4,15 @@ is where quotatop's preemption model meets a preemption Slurm really makes."""
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from harness.fidelity import keep_logs
 from harness.fixtures import fresh_cluster
 from harness.preemption import PreemptionObservation, run_preemption
 
@@ -16,7 +20,14 @@ from harness.preemption import PreemptionObservation, run_preemption
 @pytest.fixture(scope="module")
 def observed() -> Iterator[PreemptionObservation]:
     with fresh_cluster("preemption") as cluster:
-        yield run_preemption(cluster, log=lambda s: print(s, file=sys.stderr))
+        obs = run_preemption(cluster, log=lambda s: print(s, file=sys.stderr))
+        # The controller's log goes with the cluster's directory: kept, so that a miss
+        # can be read afterwards (as the fidelity test does).
+        where = os.environ.get("QUOTATOP_FIDELITY_KEEP")
+        dest = Path(where) if where else Path(tempfile.mkdtemp(prefix="quotatop-preemption-"))
+        keep_logs(cluster, dest)
+        print(f"preemption: slurmctld log kept in {dest}", file=sys.stderr)
+    yield obs
 
 
 def test_the_holder_preempted_an_a100_low_job_before_the_prediction(
@@ -47,3 +58,15 @@ def test_no_other_preemption_is_predicted(observed: PreemptionObservation) -> No
     predicted = {p["job_id"] for r in observed.rows.values() for p in r["preempts"]
                  if r["job_id"] != observed.preemptor}
     assert predicted <= observed.requeued, predicted
+
+
+def test_the_job_preempted_before_the_prediction_starts_again_when_predicted(
+        observed: PreemptionObservation) -> None:
+    """A's victim was requeued with a begin time 120 s ahead (cred_expire): the node A
+    leaves at +55 s stays free until then, and the prediction must say so, not start
+    the victim when A ends."""
+    assert observed.restart_begin is not None, "no EligibleTime for the requeued job"
+    assert observed.restart_predicted is not None and observed.restart_actual is not None
+    assert observed.restart_predicted >= observed.restart_begin
+    assert abs(observed.restart_predicted - observed.restart_actual) <= 10, (
+        observed.restart_predicted, observed.restart_actual, observed.restart_begin)

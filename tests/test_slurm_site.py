@@ -25,6 +25,7 @@ from quotatop.collectors.model import (
 from quotatop.collectors.slurm import limits as lim
 from quotatop.collectors.slurm import mapping, sacctmgr, scontrol
 from quotatop.collectors.slurm.collector import SlurmCollector
+from quotatop.collectors.slurm.errors import ParseError
 from quotatop.collectors.slurm.json_decode import (
     decode_sacct,
     decode_sinfo,
@@ -193,6 +194,18 @@ def test_scheduler_config_from_the_real_config() -> None:
     assert (s.preemption, s.preempt_mode, s.preempt_exempt_time) == ("qos", "requeue", 0)
     assert s.raw["SchedulerParameters"].startswith("bf_interval=2")
     assert s.raw["PriorityType"] == "priority/multifactor"
+    # AuthInfo names only the munge socket: a requeued job waits the default 120 s.
+    assert s.requeue_delay == 120
+    assert "AuthInfo" not in s.raw
+
+
+def test_requeue_delay_is_authinfos_cred_expire() -> None:
+    s = scheduler_config({"AuthInfo": "socket=/run/munge/munge.socket.2,cred_expire=300"})
+    assert s is not None and s.requeue_delay == 300
+    s = scheduler_config({"AuthInfo": "(null)"})
+    assert s is not None and s.requeue_delay == 120
+    with pytest.raises(ParseError, match="AuthInfo cred_expire"):
+        scheduler_config({"AuthInfo": "cred_expire=soon"})
 
 
 def test_scheduler_config_defaults_and_variants() -> None:

@@ -81,6 +81,7 @@ def test_scheduler_settings_of_this_slurm(collector: SlurmCollector) -> None:
     )
     assert (s.max_age, s.usage_half_life) == (7 * 86400, 7 * 86400)
     assert (s.preemption, s.preempt_mode, s.preempt_exempt_time) == ("qos", "requeue", 0)
+    assert s.requeue_delay == 120  # AuthInfo gives only the munge socket: the default
 
 
 def test_limits_are_exactly_the_harness_ones(collector: SlurmCollector) -> None:

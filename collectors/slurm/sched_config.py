@@ -60,6 +60,9 @@ SCHED_INTERVAL = 60.0  # sched_interval: "The default value is 60 seconds"
 PRIORITY_MAX_AGE = 7 * 86400.0
 DECAY_HALF_LIFE = 7 * 86400.0
 CALC_PERIOD = 300.0
+# AuthInfo cred_expire: "This also controls how long a requeued job must wait before
+# starting again. The default value is 120 seconds."
+CRED_EXPIRE = 120.0
 
 
 def _value(config: Mapping[str, str], key: str) -> str | None:
@@ -106,6 +109,14 @@ def _int_param(params: Mapping[str, str], key: str, default: int) -> int:
     if not v:
         return default
     return int(_number(v, f"SchedulerParameters {key}"))
+
+
+def _requeue_delay(config: Mapping[str, str]) -> float:
+    """How long a job requeued by preemption waits before it may start again: AuthInfo's
+    cred_expire. Only that option is read; AuthInfo's other options (a socket path, a
+    key) are neither parsed nor kept."""
+    v = _params(_value(config, "AuthInfo")).get("cred_expire")
+    return _number(v, "AuthInfo cred_expire") if v else CRED_EXPIRE
 
 
 def _placement(config: Mapping[str, str], params: Mapping[str, str]) -> str | None:
@@ -188,4 +199,5 @@ def scheduler_config(config: Mapping[str, str]) -> SchedulerConfig | None:
         # it Slurm bills "the total number of allocated CPUs", which {} says.
         billing={},
         placement=_placement(config, params),
+        requeue_delay=_requeue_delay(config),
     )

@@ -185,6 +185,8 @@ pub struct RawPolicy {
     pub fairshare_period: f64,
     #[serde(default)]
     pub reserve_busy_first: bool,
+    #[serde(default)]
+    pub requeue_delay: f64,
 }
 
 /// The validated policy the engine runs with.
@@ -219,6 +221,9 @@ pub struct Policy {
     /// A reservation takes the capacity that frees up by its start before capacity
     /// that is idle now, leaving the idle capacity to backfill (textbook EASY).
     pub reserve_busy_first: bool,
+    /// Seconds a job requeued by preemption waits before it may start again (Slurm
+    /// sets the job's begin time that far ahead: AuthInfo's cred_expire).
+    pub requeue_delay: f64,
 }
 
 impl Default for Policy {
@@ -316,11 +321,15 @@ impl Policy {
                 r.fairshare_period
             ));
         }
-        if !r.pass_delay.is_finite() || r.pass_delay < 0.0 {
-            return Err(format!(
-                "policy.pass_delay: must be a finite number >= 0, not {}",
-                r.pass_delay
-            ));
+        for (name, x) in [
+            ("pass_delay", r.pass_delay),
+            ("requeue_delay", r.requeue_delay),
+        ] {
+            if !x.is_finite() || x < 0.0 {
+                return Err(format!(
+                    "policy.{name}: must be a finite number >= 0, not {x}"
+                ));
+            }
         }
         if r.bf_max_job_test < 1 {
             return Err(format!(
@@ -350,6 +359,7 @@ impl Policy {
             runtimes,
             fairshare_period: r.fairshare_period,
             reserve_busy_first: r.reserve_busy_first,
+            requeue_delay: r.requeue_delay,
         })
     }
 }

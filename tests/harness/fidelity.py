@@ -98,14 +98,28 @@ USAGE_CPUS: list[tuple[str, str, int]] = [
 ]
 USAGE_SECONDS = 60
 
-# What fills the cluster before the queue: all 64 GPUs busy at once within every
-# limit (alice and bob at QoS normal's 16 GPUs per user, dave within elastic-pool's
-# 24), whole-node jobs first so that the rest cannot fragment them; ends staggered.
-# Alice's 16 are one 2-node job, not two 1-node jobs of one length: two jobs that end
-# within one backfill interval leave Slurm's choice between her 2-node and 1-node jobs
-# to the phase of its backfill timer, a race no predictor can call.
-FILL = ["np-a100-2x8", "ve-a100x4", "vp-2x8", "ep-8", "ep-low-8", "np-erin-8",
-        "ne-low-2", "ne-low-2"]
+# What fills the cluster before the queue, within every limit (alice and bob at QoS
+# normal's 16 GPUs per user, dave within elastic-pool's 24); ends staggered. Alice's 16
+# are one 2-node job, not two 1-node jobs of one length: two jobs that end within one
+# backfill interval leave Slurm's choice between her 2-node and 1-node jobs to the phase
+# of its backfill timer, a race no predictor can call.
+#
+# The layout is the one tests/harness/workload_timing.py plays through and measured
+# runs had: alice's 2-node job on the last two a100 nodes, so carol's a100 job waits
+# ~33 s for it, and the queue is released then; 60 of 64 GPUs busy. Left to Slurm, the
+# layout was a race between its two schedulers: when the main scheduler answered the
+# first submissions one by one (CI, once), carol's job took gpu07 at once, alice's went
+# to gpu01-02, the queue met the fill seconds old, and erin's high-QoS jobs preempted
+# dave's low one; a different workload. So the fill's normal-QoS jobs are pinned
+# (--nodelist), and submitted in an order where each fits only where the layout puts it
+# (carol's last, behind alice's). The low-QoS jobs are not pinned, as a pinned job that
+# is preempted would restart on nodes the snapshot does not name: the two 2-GPU jobs
+# take the first free node, gpu02 (consecutive, best fit by CPUs), and dave's 8-GPU
+# job the one left, gpu04, whichever scheduler places them.
+FILL = ["np-erin-8", "np-a100-2x8", "vp-2x8", "ep-8", "ne-low-2", "ne-low-2", "ep-low-8",
+        "ve-a100x4"]
+FILL_NODES = {"np-erin-8": "gpu01", "np-a100-2x8": "gpu[05-06]", "vp-2x8": "gpu[07-08]",
+              "ep-8": "gpu03", "ve-a100x4": "gpu07"}
 # The measured queue, in submission order. Alice has two 2-node jobs in it, not three:
 # her per-user limit (QoS normal's 16 GPUs) makes her 2-node and 1-node jobs take turns,
 # and at the third turn (one run in eleven measured) Slurm started her lower-priority
@@ -137,6 +151,9 @@ class Observation:
     seconds: dict[str, float] = field(default_factory=dict)
     snapshot: dict | None = None  # the collector's snapshot right after (bench --dump)
     ends: dict[str, float] = field(default_factory=dict)  # actual ends of fill and queue
+    # Every run of the fill and queue jobs: [start, end or None, nodes]. A job that
+    # was preempted and requeued has two, on nodes that may differ.
+    runs: dict[str, list[list]] = field(default_factory=dict)
     kept: str = ""  # the directory keep() wrote this observation and the logs to
     # The machine while the queue ran: (time, 1-minute load average) at each poll. A run
     # that misses its target on a busy machine (a CI run shares it) says so.
@@ -144,8 +161,8 @@ class Observation:
 
 
 def _submit(cluster: SlurmCluster, kind: Kind, payload: str | None = None,
-            hold: bool = False) -> str:
-    extra = ["--hold"] if hold else []
+            hold: bool = False, nodes: str | None = None) -> str:
+    extra = (["--hold"] if hold else []) + ([f"--nodelist={nodes}"] if nodes else [])
     job_id, _, proc = cluster.sbatch(kind.user, kind.account, kind.qos, *kind.argv(), *extra,
                                      payload=payload or f"sleep {kind.sleep}", check=False)
     if not job_id:
@@ -240,25 +257,37 @@ def slurm_estimates(cluster: SlurmCluster, ids: list[str]) -> tuple[dict, dict]:
     return starts, nodes
 
 
-def actual_starts(cluster: SlurmCluster, ids: list[str]) -> tuple[dict, dict, set[str]]:
-    """First start and nodes of each job (sacct --duplicates lists every run of a
+Run = tuple[float, float | None, list[str]]  # start, end (None: still running), nodes
+
+
+def job_runs(cluster: SlurmCluster, ids: list[str]) -> tuple[dict[str, list[Run]], set[str]]:
+    """Every run of each job, in start order (sacct --duplicates lists each run of a
     requeued job), and the jobs that were preempted (a run ended PREEMPTED/REQUEUED)."""
-    out = cluster.run(["sacct", "-X", "-D", "-n", "-P", "-o", "JobIDRaw,Start,NodeList,State",
-                       "-j", ",".join(ids)], check=False).stdout
-    starts: dict[str, float] = {}
-    nodes: dict[str, list[str]] = {}
+    out = cluster.run(["sacct", "-X", "-D", "-n", "-P", "-o",
+                       "JobIDRaw,Start,End,NodeList,State", "-j", ",".join(ids)],
+                      check=False).stdout
+    runs: dict[str, list[Run]] = {}
     preempted: set[str] = set()
     for line in out.splitlines():
         parts = line.split("|")
-        if len(parts) < 4:
+        if len(parts) < 5:
             continue
-        jid, start, nl, state = parts[:4]
+        jid, start, end, nl, state = parts[:5]
         if state.startswith(("PREEMPTED", "REQUEUED")):
             preempted.add(jid)
         t = _epoch(start)
-        if t is not None and (jid not in starts or t < starts[jid]):
-            starts[jid] = t
-            nodes[jid] = _hosts(cluster, nl)
+        if t is not None:
+            runs.setdefault(jid, []).append((t, _epoch(end), _hosts(cluster, nl)))
+    for r in runs.values():
+        r.sort(key=lambda run: run[0])
+    return runs, preempted
+
+
+def actual_starts(cluster: SlurmCluster, ids: list[str]) -> tuple[dict, dict, set[str]]:
+    """First start and nodes of each job, and the jobs that were preempted."""
+    runs, preempted = job_runs(cluster, ids)
+    starts = {j: r[0][0] for j, r in runs.items()}
+    nodes = {j: r[0][2] for j, r in runs.items()}
     return starts, nodes, preempted
 
 
@@ -276,7 +305,7 @@ def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float =
         ids = list(pool.map(lambda k: _submit(cluster, KINDS[k], hold=True), QUEUE))
     kinds: dict[str, str] = dict(zip(ids, QUEUE, strict=True))
     t_fill = time.monotonic()
-    fill_ids = [_submit(cluster, KINDS[k]) for k in FILL]
+    fill_ids = [_submit(cluster, KINDS[k], nodes=FILL_NODES.get(k)) for k in FILL]
     cluster.wait_until(lambda: not _pending(cluster, fill_ids), 60, "the fill to start")
     cluster.run(["scontrol", "release", ",".join(ids)])
     log(f"fill started and queue released in {time.monotonic() - t_fill:.0f} s")
@@ -314,16 +343,15 @@ def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float =
         if all(i in started for i in obs.jobs):
             break
         time.sleep(3)
-    obs.actual_start, obs.actual_nodes, obs.preempted = actual_starts(
-        cluster, obs.jobs + fill_ids)
+    runs, obs.preempted = job_runs(cluster, list(kinds) + fill_ids)
+    obs.runs = {j: [list(r) for r in rs] for j, rs in runs.items()}
+    for j in obs.jobs + fill_ids:
+        if j in runs:
+            obs.actual_start[j], _, obs.actual_nodes[j] = runs[j][0]
     obs.preempted |= requeued(cluster, list(kinds) + fill_ids)
-    out = cluster.run(["sacct", "-X", "-n", "-P", "-o", "JobIDRaw,End", "-j",
-                       ",".join(list(kinds) + fill_ids)], check=False).stdout
-    for line in out.splitlines():
-        jid, _, end = line.partition("|")
-        t = _epoch(end)
-        if t is not None:
-            obs.ends[jid] = t
+    for j, rs in runs.items():
+        if rs[-1][1] is not None:
+            obs.ends[j] = rs[-1][1]
     obs.seconds["workload"] = time.monotonic() - t0
     return obs
 
@@ -339,11 +367,18 @@ def keep(obs: Observation, cluster: SlurmCluster, dest: Path) -> Path:
     """Write the observation (JSON, as bench --dump) and the controller's log to dest,
     before the cluster's directory goes: a run that misses its target can then be read
     job by job afterwards (which jobs moved, which of Slurm's schedulers started them)."""
+
+    obs.kept = str(dest)
+    keep_logs(cluster, dest)
+    (dest / "observation.json").write_text(observation_json(obs))
+    return dest
+
+
+def keep_logs(cluster: SlurmCluster, dest: Path) -> Path:
+    """Copy the controller's and slurmdbd's logs, and the busiest processes, to dest."""
     import shutil
 
     dest.mkdir(parents=True, exist_ok=True)
-    obs.kept = str(dest)
-    (dest / "observation.json").write_text(observation_json(obs))
     for name in ("slurmctld", "slurmdbd"):
         src = cluster.log_path(name)
         if src.exists():
@@ -509,9 +544,11 @@ def placement_at_start(obs: Observation, placement: str) -> tuple[int, int]:
 
     Jobs that started in the same second are taken in the priority order of the
     snapshot, the order the scheduler went in. Needs ``obs.snapshot`` (taken right
-    after the prediction): its running and pending jobs give each job's request; a
-    job already running there and not among the measured starts keeps its own start
-    and nodes; a fill job that ended before it is missing and its nodes look free.
+    after the prediction): its running and pending jobs give each job's request.
+    Where each other job was comes from its runs (``obs.runs``: a preempted job's
+    first run ends at its preemption, its second is elsewhere); a job already running
+    at the snapshot with no run recorded keeps the snapshot's start and nodes; a fill
+    job that ended before the snapshot is missing and its nodes look free.
     Returns (right, measured)."""
     import msgspec
 
@@ -530,20 +567,25 @@ def placement_at_start(obs: Observation, placement: str) -> tuple[int, int]:
                                      runtimes="limit")
     by_id = {j.id: j for j in snap.jobs}
 
-    # Where each job ran: the actual starts and nodes, and for a job that was already
-    # running at the snapshot and is not among them (a queue job that started on
-    # release, before the prediction), the snapshot's own start and nodes.
-    starts, placed = dict(obs.actual_start), dict(obs.actual_nodes)
+    # Where each job ran: every run (a preempted job ran twice, maybe on other nodes).
+    # A job already running at the snapshot with no run recorded (a queue job that
+    # started on release, before the prediction) keeps the snapshot's start and nodes.
+    runs: dict[str, list[tuple[float, float, list[str]]]] = {
+        k: [(r[0], math.inf if r[1] is None else r[1], list(r[2])) for r in rs]
+        for k, rs in obs.runs.items()}
+    if not obs.runs:  # kept before runs were recorded: first starts and last ends
+        runs = {k: [(s, obs.ends.get(k, math.inf), obs.actual_nodes.get(k, []))]
+                for k, s in obs.actual_start.items()}
     for k in snap.jobs:
-        if k.state == "running" and k.id not in starts and k.start_time is not None:
-            starts[k.id], placed[k.id] = k.start_time, list(k.nodes)
+        if k.state == "running" and k.id not in runs and k.start_time is not None:
+            runs[k.id] = [(k.start_time, obs.ends.get(k.id, math.inf), list(k.nodes))]
 
     prio = {k.id: k.priority or 0.0 for k in snap.jobs}
 
-    def before(k: str, j: str) -> bool:
+    def before(start: float, k: str, t: float, j: str) -> bool:
         # Within one second the scheduler went in priority order (the snapshot's).
-        if starts[k] != starts[j]:
-            return starts[k] < starts[j]
+        if start != t:
+            return start < t
         return (-prio.get(k, 0.0), int(k)) < (-prio.get(j, 0.0), int(j))
 
     right = measured = 0
@@ -552,16 +594,18 @@ def placement_at_start(obs: Observation, placement: str) -> tuple[int, int]:
             continue
         t = obs.actual_start[j]
         running = []
-        for k, start in starts.items():
-            if k == j or k not in by_id or not placed.get(k) or not before(k, j):
+        for k, rs in runs.items():
+            if k == j or k not in by_id:
                 continue
-            if obs.ends.get(k, math.inf) <= t:
-                continue
-            running.append(msgspec.structs.replace(
-                by_id[k], state="running", nodes=placed[k], start_time=start,
-                time_limit=max(by_id[k].time_limit or 0.0, t - start + 3600.0)))
+            for start, end, nodes in rs:
+                if nodes and end > t and before(start, k, t, j):
+                    running.append(msgspec.structs.replace(
+                        by_id[k], state="running", nodes=nodes, start_time=start,
+                        time_limit=max(by_id[k].time_limit or 0.0, t - start + 3600.0)))
+                    break
         me: Job = msgspec.structs.replace(by_id[j], state="pending", nodes=[],
-                                          submit_time=min(by_id[j].submit_time or t, t))
+                                          submit_time=min(by_id[j].submit_time or t, t),
+                                          eligible_time=None)
         at = msgspec.structs.replace(snap, taken_at=t, jobs=[*running, me])
         rows = {p.job_id: p for p in scheduler_core.predict(at, policy, 3600)}
         got = rows.get(j)

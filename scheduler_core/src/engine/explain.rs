@@ -116,6 +116,10 @@ impl<'a, 'p> Engine<'a, 'p> {
                 "waits for all members of gang {} to fit together",
                 job.gang.map_or("?", |g| self.cluster.gangs[g])
             ),
+            Block::Begin { at } => format!(
+                "not eligible before its begin time, {}",
+                fmt_clock(*at, self.t0)
+            ),
             Block::Hold(s, _) => s.clone(),
             Block::Limit(b) => self.cluster.limits.words(b, job.user, team.name),
         }
@@ -143,6 +147,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             Block::Behind { head } => format!("job {} ahead", self.cluster.jobs[*head].id),
             Block::Fifo { head } => format!("job {} ahead in team", self.cluster.jobs[*head].id),
             Block::Gang => "gang".into(),
+            Block::Begin { .. } => "begin time".into(),
             Block::Hold(_, b) => b.clone(),
             Block::Limit(b) => self.cluster.limits.binding(b),
         }

@@ -75,6 +75,10 @@ pub enum Block {
         head: usize,
     },
     Gang,
+    /// Not eligible to start before `at` (its begin time).
+    Begin {
+        at: f64,
+    },
     /// A limit of the snapshot's QoS or team fields: the reason and the binding in short words.
     Hold(String, String),
     /// A scoped limit of the snapshot's limit list.
@@ -109,7 +113,8 @@ pub struct Engine<'a, 'p> {
     /// Fair Tree recalculated over the horizon as simulated jobs add usage.
     pub fair: Option<FairDrift>,
     /// Times a pass must run though no job ends or arrives: when a running job
-    /// outgrows its QoS's preemption exempt time and may become a victim.
+    /// outgrows its QoS's preemption exempt time and may become a victim, or a
+    /// pending job becomes eligible.
     pub wake: BTreeSet<u64>,
     /// Set by `find_victims`: the earliest time an exempt candidate stops being exempt.
     exempt_until: std::cell::Cell<f64>,
@@ -235,6 +240,12 @@ impl<'a, 'p> Engine<'a, 'p> {
         for j in 0..e.cluster.jobs.len() {
             if e.cluster.jobs[j].state == JobState::Pending {
                 e.mark_pending(j);
+                // A job not yet eligible (a begin time, a requeued job's wait) is
+                // passed over until then; a pass must run when it becomes eligible.
+                let el = e.cluster.jobs[j].eligible;
+                if el > now && el.is_finite() {
+                    e.wake.insert(bits(el));
+                }
             }
         }
         for j in 0..e.cluster.jobs.len() {

@@ -228,6 +228,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             let job = &self.cluster.jobs[j];
             if job.state != JobState::Pending
                 || job.gang.is_some()
+                || job.eligible > t
                 || blocked.contains(&job.partition)
             {
                 continue;
@@ -355,6 +356,13 @@ impl<'a, 'p> Engine<'a, 'p> {
             return Outcome::Next;
         }
         let team = self.cluster.jobs[j].team;
+        let eligible = self.cluster.jobs[j].eligible;
+        if eligible > t {
+            // The scheduler passes over a job before its begin time: no start, no
+            // reservation, nothing held behind it (a wake-up runs a pass then).
+            self.record(j, Block::Begin { at: eligible });
+            return Outcome::Next;
+        }
         if let Some(h) = cx.stopped_by {
             self.record(j, Block::Behind { head: h });
             return Outcome::Stop;

@@ -72,7 +72,15 @@ impl<'a, 'p> Engine<'a, 'p> {
                 job.remaining = (job.remaining - ran).max(0.0);
                 job.state = JobState::Pending;
             }
-            PreemptMode::Requeue => job.state = JobState::Pending,
+            PreemptMode::Requeue => {
+                job.state = JobState::Pending;
+                // Requeued, it may start again only after the site's delay; its age
+                // counts from then, as the scheduler resets the begin time.
+                if self.policy.requeue_delay > 0.0 {
+                    job.eligible = t + self.policy.requeue_delay;
+                    self.wake.insert(bits(t + self.policy.requeue_delay));
+                }
+            }
         }
         job.nodes.clear();
         if job.state == JobState::Cancelled {
