@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.fidelity import (
+    FILL_LOW_NODES,
     Observation,
     Scores,
     keep,
@@ -44,6 +45,15 @@ def observed() -> Iterator[Observation]:
 
 def _why(observed: Observation, *scores: Scores) -> str:
     return "\n".join([*(s.row() for s in scores), worst(observed)])
+
+
+def test_the_fill_took_the_layout_the_workload_was_timed_for(observed: Observation) -> None:
+    """The pinned jobs cannot go elsewhere; the low-QoS ones are left to Slurm, whose
+    node choice puts them on the two free nodes (FILL's comment says why)."""
+    first = {f: observed.runs[f][0][2] for f in observed.fill if observed.runs.get(f)}
+    assert len(first) == len(observed.fill), "a fill job never started"
+    for f, kind in observed.fill.items():
+        assert first[f] == FILL_LOW_NODES.get(kind, first[f]), (f, kind, first[f])
 
 
 def test_every_pending_job_has_a_prediction_or_a_stated_reason(observed: Observation) -> None:

@@ -110,7 +110,10 @@ USAGE_SECONDS = 60
 # layout was a race between its two schedulers: when the main scheduler answered the
 # first submissions one by one (CI, once), carol's job took gpu07 at once, alice's went
 # to gpu01-02, the queue met the fill seconds old, and erin's high-QoS jobs preempted
-# dave's low one; a different workload. So the fill's normal-QoS jobs are pinned
+# the low ones; a different workload, with a race in it (pinned to that layout, one run
+# measured tau 0.71: a backfill pass 3 ms after bob's 2-node job ended, its nodes still
+# completing, started two of his lower-priority 1-node jobs elsewhere, which used up his
+# per-user limit; docs/predict.md). So the fill's normal-QoS jobs are pinned
 # (--nodelist), and submitted in an order where each fits only where the layout puts it
 # (carol's last, behind alice's). The low-QoS jobs are not pinned, as a pinned job that
 # is preempted would restart on nodes the snapshot does not name: the two 2-GPU jobs
@@ -120,6 +123,8 @@ FILL = ["np-erin-8", "np-a100-2x8", "vp-2x8", "ep-8", "ne-low-2", "ne-low-2", "e
         "ve-a100x4"]
 FILL_NODES = {"np-erin-8": "gpu01", "np-a100-2x8": "gpu[05-06]", "vp-2x8": "gpu[07-08]",
               "ep-8": "gpu03", "ve-a100x4": "gpu07"}
+# Where the unpinned (low-QoS) fill jobs must land for that layout.
+FILL_LOW_NODES = {"ne-low-2": ["gpu02"], "ep-low-8": ["gpu04"]}
 # The measured queue, in submission order. Alice has two 2-node jobs in it, not three:
 # her per-user limit (QoS normal's 16 GPUs) makes her 2-node and 1-node jobs take turns,
 # and at the third turn (one run in eleven measured) Slurm started her lower-priority
@@ -154,6 +159,7 @@ class Observation:
     # Every run of the fill and queue jobs: [start, end or None, nodes]. A job that
     # was preempted and requeued has two, on nodes that may differ.
     runs: dict[str, list[list]] = field(default_factory=dict)
+    fill: dict[str, str] = field(default_factory=dict)  # fill job id -> kind
     kept: str = ""  # the directory keep() wrote this observation and the logs to
     # The machine while the queue ran: (time, 1-minute load average) at each poll. A run
     # that misses its target on a busy machine (a CI run shares it) says so.
@@ -306,6 +312,7 @@ def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float =
     kinds: dict[str, str] = dict(zip(ids, QUEUE, strict=True))
     t_fill = time.monotonic()
     fill_ids = [_submit(cluster, KINDS[k], nodes=FILL_NODES.get(k)) for k in FILL]
+    fill = dict(zip(fill_ids, FILL, strict=True))
     cluster.wait_until(lambda: not _pending(cluster, fill_ids), 60, "the fill to start")
     cluster.run(["scontrol", "release", ",".join(ids)])
     log(f"fill started and queue released in {time.monotonic() - t_fill:.0f} s")
@@ -314,7 +321,7 @@ def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float =
     time.sleep(settle)
     ids = list(kinds)
     t_pred = time.time()
-    obs = Observation(taken_at=t_pred, jobs=[], kinds=kinds)
+    obs = Observation(taken_at=t_pred, jobs=[], kinds=kinds, fill=fill)
     for mode in ("estimate", "limit"):
         t = time.monotonic()
         out = predict(cluster, mode)
