@@ -118,6 +118,12 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len) {
 }
 """
 
+# How long the session workload's jobs run (within their 1 h limit). They must outlast
+# the test session: the tests read the states and reasons they leave (alice_prio pends on
+# Priority only while alice_1 runs), and at 600 s, the whole suite growing by a minute
+# (CI, once) had alice_1 end before tests/test_slurm_live.py read it.
+WORKLOAD_SLEEP = 3300
+
 
 class HarnessError(RuntimeError):
     """Raised when the cluster cannot be brought up; the message carries log tails."""
@@ -512,7 +518,7 @@ class SlurmCluster:
             state: str,
             reason: str | None,
             *extra: str,
-            payload: str = "sleep 600",
+            payload: str = f"sleep {WORKLOAD_SLEEP}",
         ) -> str:
             job_id, argv, _ = self.sbatch(user, account, qos, *extra, payload=payload)
             assert job_id
