@@ -105,7 +105,8 @@ def test_csv_has_the_documented_header(tmp_path: Path,
 
 
 @pytest.mark.parametrize("flags, words", [
-    (["--source", "demo", "--at", "03:12"], "--at applies"),
+    (["--source", "slurm", "--at", "03:12"], "--at applies"),
+    (["--source", "demo", "--at", "soon"], "--at 'soon'"),
     (["--source", "demo", "--horizon", "nan"], "--horizon"),
     (["--source", "slurm", "x"], "takes no file"),
     (["--source", "replay"], "needs a file"),
@@ -127,6 +128,22 @@ def test_a_scenario_predicts_with_the_core_defaults(capsys: pytest.CaptureFixtur
     out = json.loads(capsys.readouterr().out)
     assert out["policy"]["passes"] == "grid"  # no site config: the core's defaults
     assert len(out["jobs"]) == 2 and all(r["reason"] for r in out["jobs"])
+
+
+def test_the_demo_tour_is_a_timeline_at_picks_its_frame(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The tour opens on an idle cluster: predict says where the queue is (on stderr,
+    --json stays one document), and --at picks a frame with one (29 jobs 10 minutes in)."""
+    assert main(["predict", "--source", "demo", "--json"]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["jobs"] == []
+    assert "no pending jobs at " in cap.err and "--at HH:MM or +DURATION" in cap.err
+    assert cap.err.count("\n") == 1
+    assert main(["predict", "--source", "demo", "--at", "+10m", "--json"]) == 0
+    cap = capsys.readouterr()
+    out = json.loads(cap.out)
+    assert out["taken_at_iso"] == "2026-01-05T09:10:00Z" and len(out["jobs"]) == 29
+    assert cap.err == ""
 
 
 def test_replay_json_names_every_prediction_field(

@@ -150,17 +150,24 @@ def _text(out: PredictOutput) -> str:
     return "\n".join(lines)
 
 
-def _snapshot(args: argparse.Namespace) -> Any:
+def _snapshot(args: argparse.Namespace) -> tuple[Any, tuple[float, float] | None]:
+    """The snapshot to predict from, and the span of the timeline it is a frame of
+    (replay, demo), else None."""
+    from quotatop.collectors.base import driven_as_timeline
     from quotatop.config import load_config
     from quotatop.sources import open_source
     from quotatop.tui_launch import source_words
 
     cfg = load_config(args.config)
     kind, path = source_words(args.source, cfg.source)
-    if args.at is not None and kind != "replay":
-        raise UserError("--at applies to --source replay FILE only")
-    collector = open_source(kind, source_options(cfg, args, kind, path))
+    if args.at is not None and kind not in ("replay", "demo"):
+        raise UserError("--at applies to a timeline only: --source replay FILE or demo [FILE]")
+    # A demo scenario plays on by itself; as a timeline it can be stopped at a frame.
+    collector = driven_as_timeline(open_source(kind, source_options(cfg, args, kind, path)))
+    span = None
     try:
+        if hasattr(collector, "seek"):
+            span = (collector.start_time, collector.end_time)
         if args.at is not None:
             from quotatop.commands.replay import parse_at
 
@@ -172,12 +179,23 @@ def _snapshot(args: argparse.Namespace) -> Any:
         collector.close()
     if not snap.jobs and not snap.nodes and not snap.teams and snap.stale:
         raise UserError(f"{kind} unreachable: {snap.stale_reason}")
-    return snap
+    return snap, span
+
+
+def _clock(t: float) -> str:
+    # Local time of day, as --at HH:MM reads it (commands/replay.py parse_at).
+    return dt.datetime.fromtimestamp(t).strftime("%H:%M")
 
 
 def run(args: argparse.Namespace) -> int:
-    snap = _snapshot(args)
+    snap, span = _snapshot(args)
     out = predict_snapshot(snap, runtimes=args.runtimes, horizon=args.horizon)
+    if not out.jobs and span is not None and span[1] > span[0]:
+        # The demo tour opens on an idle cluster: say where the queue is, on stderr so
+        # that --json and --csv stay one document.
+        print(f"quotatop: no pending jobs at {_clock(snap.taken_at)}; this timeline runs "
+              f"{_clock(span[0])}-{_clock(span[1])}: pick a frame with --at HH:MM or "
+              "+DURATION", file=sys.stderr)
     if args.json:
         sys.stdout.write(json.dumps(msgspec.to_builtins(out), ensure_ascii=False) + "\n")
     elif args.csv:
@@ -195,7 +213,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--source", nargs="+", metavar="KIND",
                    help="demo [FILE] | slurm | k8s | prometheus | replay FILE | live FILE")
     p.add_argument("--at", metavar="TIME",
-                   help="with --source replay: the frame at HH:MM, +DURATION, ISO or epoch")
+                   help="with --source replay FILE or demo: the frame at HH:MM, +DURATION, "
+                        "ISO or epoch")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="one JSON object (docs/predict.md)")
     fmt.add_argument("--csv", action="store_true", help="CSV with a header row")
