@@ -150,7 +150,7 @@ def _text(out: PredictOutput) -> str:
     return "\n".join(lines)
 
 
-def _snapshot(args: argparse.Namespace) -> tuple[Any, tuple[float, float] | None]:
+def snapshot_frame(args: argparse.Namespace) -> tuple[Any, tuple[float, float] | None]:
     """The snapshot to predict from, and the span of the timeline it is a frame of
     (replay, demo), else None."""
     from quotatop.collectors.base import driven_as_timeline
@@ -188,7 +188,7 @@ def _clock(t: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    snap, span = _snapshot(args)
+    snap, span = snapshot_frame(args)
     out = predict_snapshot(snap, runtimes=args.runtimes, horizon=args.horizon)
     if not out.jobs and span is not None and span[1] > span[0]:
         # The demo tour opens on an idle cluster: say where the queue is, on stderr so

@@ -52,10 +52,10 @@ def text(out: WhatifOutput) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from quotatop.commands.predict import _snapshot
+    from quotatop.commands.predict import snapshot_frame
 
     changes = [parse_set(s) for s in args.set]  # bad syntax fails before any source opens
-    snap = _snapshot(args)
+    snap, _ = snapshot_frame(args)
     out = whatif(snap, changes, runtimes=args.runtimes, horizon=args.horizon)
     if args.json:
         sys.stdout.write(json.dumps(msgspec.to_builtins(out), ensure_ascii=False) + "\n")
@@ -73,7 +73,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "'node=NAME state=drain', 'add_nodes=2 like=NODE', "
                         "'policy weight.fairshare=5000' (repeatable; docs/review.md)")
     p.add_argument("--at", metavar="TIME",
-                   help="with --source replay: the frame at HH:MM, +DURATION, ISO or epoch")
+                   help="with --source replay FILE or demo: the frame at HH:MM, +DURATION, "
+                        "ISO or epoch")
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.add_argument("--runtimes", choices=("estimate", "limit"), default="estimate",
                    help="run jobs for their runtime estimate (default) or their time limit")
