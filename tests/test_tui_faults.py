@@ -54,6 +54,12 @@ REFRESH = 0.1  # the app's refresh, seconds
 # ten fake commands a round; the hang and grandchild faults wait out a 1 s deadline.
 FAULT_REFRESHES = 200
 KEY_PAUSES = 50
+# The sources' deadline while the data is good; the fault brings it down to the 1 s its
+# banner names. With 1 s from the start, the good phase raced the machine's load: in one
+# CI run four fake Slurm commands of the first round did not answer within 1 s, and the
+# test failed on a banner before any fault. Below FAULT_REFRESHES' 20 s, so that a round
+# begun just before the fault still ends in time for the next one to name it.
+GOOD_DEADLINE = 8.0
 pytestmark = pytest.mark.timeout(180)
 
 
@@ -206,11 +212,12 @@ def fake_slurm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fake
 @pytest.mark.parametrize("mode", sorted(SLURM_FAULTS))
 async def test_slurm_fault_banner_keys_quit_and_no_process_left(
         mode: str, fake_slurm: FakeSlurm, before: set[int]) -> None:
-    slurm = SlurmCollector(env=fake_slurm.env(), timeout=1.0, refresh=REFRESH / 2)
+    slurm = SlurmCollector(env=fake_slurm.env(), timeout=GOOD_DEADLINE, refresh=REFRESH / 2)
     source = Watched(slurm)
     app = QuotatopApp(source, refresh=REFRESH)  # type: ignore[arg-type]
 
     def fault() -> None:
+        slurm.runner.timeout = 1.0  # first: a round begun now meets the fault under it
         fake_slurm.mode = mode
 
     def hold() -> None:
@@ -248,12 +255,13 @@ async def test_prometheus_fault_banner_keys_quit_and_no_process_left(
         mode: str, before: set[int]) -> None:
     fake = FakePrometheus()
     prom = PrometheusCollector(PrometheusConfig(
-        url=fake.url, groups=("kube-state-metrics",), timeout=1.0, range_seconds=30.0,
+        url=fake.url, groups=("kube-state-metrics",), timeout=GOOD_DEADLINE, range_seconds=30.0,
         step_seconds=1.0, max_answer_bytes=100_000))
     source = Watched(prom)
     app = QuotatopApp(source, refresh=REFRESH)  # type: ignore[arg-type]
 
     def fault() -> None:
+        prom.config.timeout = 1.0  # first: a query begun now meets the fault under it
         fake.mode = mode
 
     def hold() -> None:
