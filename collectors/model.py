@@ -170,6 +170,24 @@ class Job(Struct, kw_only=True, omit_defaults=True, gc=False):
     exclusive: bool = False  # the job takes its nodes whole
     runtime_estimate: float | None = None  # seconds the job is expected to run in all
     runtime_basis: str | None = None  # how that estimate was made, in words
+    reservation: str | None = None  # the advanced reservation it asked for (--reservation)
+
+
+class Reservation(Struct, kw_only=True, omit_defaults=True):
+    """An advanced reservation (Slurm's ``scontrol show reservation``): over
+    [start, end) its nodes take only jobs that request it by name, and those
+    run only there, from its start. Whole nodes: a reservation of part of a
+    node's cores is modelled as the node."""
+
+    name: str
+    nodes: list[str] = []
+    start: float = 0.0
+    end: float | None = None  # None: no end
+    users: list[str] = []
+    accounts: list[str] = []
+    partition: str | None = None
+    flags: list[str] = []
+    state: str = ""  # "active" or "inactive", as the source says
 
 
 class Limit(Struct, kw_only=True, omit_defaults=True):
@@ -275,6 +293,7 @@ class Snapshot(Struct, kw_only=True, omit_defaults=True):
     limits: list[Limit] = []
     scheduler: SchedulerConfig | None = None
     shares: list[ShareNode] = []
+    reservations: list[Reservation] = []
     utilization: list[Series] = []
     status: list[SourceStatus] = []
     warnings: list[str] = []

@@ -28,6 +28,7 @@ FILES = {
     tuple(cmd.SCONTROL_CONFIG): "scontrol_config.txt",
     tuple(cmd.SCONTROL_NODE): "scontrol_node.txt",
     tuple(cmd.SCONTROL_JOB): "scontrol_job.txt",
+    tuple(cmd.SCONTROL_RESERVATION): "scontrol_reservation.txt",
 }
 
 

@@ -173,6 +173,7 @@ def test_slow_commands_run_once_a_minute_fast_ones_every_refresh() -> None:
         ("sprio.txt", b"11|gpu|carol\n"),
         ("sshare.txt", CommandError("sshare: command not found")),
         ("sacctmgr_assoc.txt", b"quotatop|root|\n"),
+        ("scontrol_reservation.txt", b"ReservationName=r StartTime=soon EndTime=later\n"),
     ],
 )
 def test_failing_command_keeps_last_good_data(file: str, output: bytes | Exception) -> None:

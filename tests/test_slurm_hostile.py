@@ -400,7 +400,7 @@ def test_record_that_never_got_data_exits_2_with_the_reason(tmp_path: Path) -> N
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("quotatop: slurm: no data in 2 frame(s) recorded to ")
-    assert lines[0].endswith("squeue: command not found (+9 more failing)")
+    assert lines[0].endswith("squeue: command not found (+10 more failing)")
 
 
 # ---- 7. numbers from Slurm text bounded ---------------------------------------------

@@ -445,15 +445,16 @@ def test_text_squeue_feature_and_oversubscribe() -> None:
         JobID="7", ArrayTaskID="N/A", State="PENDING", PriorityLong="5", NumNodes="2",
         SubmitTime="N/A", EligibleTime="N/A", StartTime="N/A", EndTime="N/A",
         TimeLimit="1:00:00", Feature="h100&ib", OverSubscribe="NO", Name="x|y",
-        Dependency="(null)", Reason="Resources", NodeList="",
+        Dependency="(null)", Reason="Resources", NodeList="", Reservation="train",
     )  # fmt: skip
     line = "|".join(row[f] for f in FIELDS) + "|"
     job = mapping.job_from_text(parse_squeue_text(line)[0])
-    assert (job.constraint, job.exclusive, job.name, job.nodes_requested) == (
+    assert (job.constraint, job.exclusive, job.name, job.nodes_requested, job.reservation) == (
         "h100&ib",
         True,
         "x|y",
         2,
+        "train",
     )
 
 
@@ -600,3 +601,66 @@ def test_fixture_copy_is_not_shared() -> None:
     # The helpers above edit copies only.
     a, b = _doc("squeue.json"), copy.deepcopy(_doc("squeue.json"))
     assert a == b and Path(V2205 / "squeue.json").exists()
+
+
+# ---- 6. advanced reservations -----------------------------------------------------------
+# Captured from tests/test_reservation_slurm.py's scenario (times: the controller's, UTC).
+SCENARIO = (V2205 / "scontrol_reservation_scenario.txt").read_text()
+
+
+def _utc(text: str) -> float:
+    import datetime as dt
+
+    return dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC).timestamp()
+
+
+def test_reservations_parsed_from_real_scontrol_output() -> None:
+    import datetime as dt
+
+    got = {r.name: r for r in scontrol.parse_reservations(SCENARIO, dt.UTC)}
+    assert list(got) == ["train", "maint"]
+    train, maint = got["train"], got["maint"]
+    assert train.nodes == ["gpu03", "gpu04"] and maint.nodes == ["gpu07", "gpu08"]
+    assert train.users == ["alice", "erin"] and maint.users == ["erin"]
+    assert train.accounts == [] and train.partition is None
+    assert train.flags == ["SPEC_NODES"]
+    assert (train.state, maint.state) == ("active", "inactive")
+    assert train.start == _utc("2026-12-05T02:13:24") and train.end == train.start + 1800
+    assert maint.start == _utc("2026-12-05T02:14:54") and maint.end == maint.start + 1800
+
+
+def test_no_reservations_and_bad_reservation_lines() -> None:
+    assert scontrol.parse_reservations("No reservations in the system\n") == []
+    with pytest.raises(ParseError):
+        scontrol.parse_reservations("ReservationName=r StartTime=soon\n")
+    with pytest.raises(ParseError):
+        scontrol.parse_reservations("ReservationName=r EndTime=2026-12-05T02:14:54\n")
+
+
+def test_the_snapshot_keeps_reservations_not_over_and_known_nodes_only() -> None:
+    import datetime as dt
+
+    runner = FixtureRunner()
+    text = SCENARIO.replace("Nodes=gpu[07-08]", "Nodes=gpu[07-09]")
+    runner.override["scontrol_reservation.txt"] = text.encode()
+    at = _utc("2026-12-05T02:20:00")
+    snap = SlurmCollector(runner, clock=lambda: at, cluster_tz=dt.UTC).collect()
+    got = {r.name: r.nodes for r in snap.reservations}
+    assert got == {"train": ["gpu03", "gpu04"], "maint": ["gpu07", "gpu08"]}  # no gpu09
+    assert not snap.stale
+    later = _utc("2026-12-05T02:44:00")  # train is over, maint is not
+    snap = SlurmCollector(runner, clock=lambda: later, cluster_tz=dt.UTC).collect()
+    assert [r.name for r in snap.reservations] == ["maint"]
+
+
+def test_a_jobs_reservation_in_every_squeue_schema() -> None:
+    doc = _doc("squeue.json")
+    pending = next(j for j in doc["jobs"] if j["job_state"] == "PENDING")
+    pending["resv_name"] = "train"
+    jobs, _ = decode_squeue(_bytes(doc))
+    assert next(j for j in jobs if j.id == str(pending["job_id"])).reservation == "train"
+    assert all(j.reservation is None for j in jobs if j.id != str(pending["job_id"]))
+    newer = json.loads((NEWER / "24.11-v0.0.40/slurm-job-gpus-pending.json").read_bytes())
+    newer["jobs"][0]["resv_name"] = "maint"
+    jobs, _ = decode_squeue(_bytes(newer))
+    assert jobs[0].reservation == "maint"

@@ -587,3 +587,19 @@ async def test_hidden_views_let_go_of_a_replaced_snapshot() -> None:
         await pilot.press("5")
         await pilot.pause()
         assert app.query_one(JobTable).jobs is second.jobs
+
+
+async def test_nodes_view_lists_the_advanced_reservations() -> None:
+    from quotatop.collectors.model import Reservation
+
+    resv = [Reservation(name="train", nodes=["gpu03", "gpu04"], start=NOW - 60,
+                        end=NOW + 1800, users=["alice", "erin"], state="active"),
+            Reservation(name="maint", nodes=["gpu07", "gpu08"], start=NOW + 90,
+                        end=NOW + 1890, accounts=["ops"], state="inactive")]
+    snap = msgspec.structs.replace(snapshot(), reservations=resv)
+    async with running(snap, size=(120, 40)) as (app, pilot):
+        await pilot.press("6")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "reserved train      gpu03,gpu04  active, ends in 30m  for alice,erin" in text
+        assert "reserved maint      gpu07,gpu08  starts in 2m, ends in 32m  for ops" in text

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from quotatop.collectors.errors import UserError
-from quotatop.collectors.model import Node, Snapshot
+from quotatop.collectors.model import Node, Reservation, Snapshot
 from quotatop.collectors.slurm import commands as cmd
 from quotatop.collectors.slurm import (
     limits,
@@ -136,6 +136,11 @@ class SlurmCollector:
             ("sacctmgr qos", cmd.SACCTMGR_QOS, _text(sacctmgr.parse_qos)),
             ("scontrol partition", cmd.SCONTROL_PARTITION, _text(scontrol.parse_partitions)),
             ("scontrol config", cmd.SCONTROL_CONFIG, _text(scontrol.parse_config)),
+            (
+                "scontrol reservation",
+                cmd.SCONTROL_RESERVATION,
+                _text(lambda t: scontrol.parse_reservations(t, self.cluster_tz)),
+            ),
             ("sprio weights", cmd.SPRIO_WEIGHTS, _text(sprio.parse_sprio_weights)),
             ("sacct", cmd.SACCT_JSON, decode_sacct),
         ]
@@ -209,7 +214,7 @@ class SlurmCollector:
     def _slow_failed(self) -> bool:
         # Retry a failed slow command on the next refresh rather than in 60 s.
         return any(
-            n.startswith(("sacctmgr", "sacct", "scontrol p", "scontrol c", "sprio w"))
+            n.startswith(("sacctmgr", "sacct", "scontrol p", "scontrol c", "scontrol r", "sprio w"))
             for n in self._errors
         )
 
@@ -307,12 +312,27 @@ class SlurmCollector:
             limits=limits.limits(qos_rows, assocs, partitions),
             scheduler=scheduler,
             shares=mapping.share_tree(self._last.get("sshare", [])),
+            reservations=self._reservations(now),
             status=sorted(self.runner.status.values(), key=lambda s: s.name),
             warnings=warnings,
             stale=stale,
             stale_reason=reason,
             meta=meta,
         )
+
+    def _reservations(self, now: float) -> list[Reservation]:
+        """The advanced reservations not yet over; those naming a node sinfo does not
+        list lose that node (a node can leave the configuration; the prediction must
+        still run)."""
+        known = {n.name for n in self._nodes()}
+        out = []
+        for r in self._last.get("scontrol reservation", []):
+            if r.end is not None and r.end <= now:
+                continue
+            if any(n not in known for n in r.nodes):
+                r = msgspec.structs.replace(r, nodes=[n for n in r.nodes if n in known])
+            out.append(r)
+        return out
 
     def accounting(self, argv: list[str], timeout: float = 60.0) -> bytes:
         """stdout of one read-only accounting query (the runner's allowlist decides:

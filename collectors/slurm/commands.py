@@ -43,6 +43,7 @@ SCONTROL_PARTITION = ["scontrol", "--oneliner", "show", "partition"]
 SCONTROL_CONFIG = ["scontrol", "show", "config"]
 SCONTROL_NODE = ["scontrol", "--details", "--oneliner", "show", "node"]
 SCONTROL_JOB = ["scontrol", "--details", "--oneliner", "show", "job"]
+SCONTROL_RESERVATION = ["scontrol", "--oneliner", "show", "reservation"]
 
 # Values with '|' are allowed only if they are one of these exact format strings.
 FORMATS = frozenset(

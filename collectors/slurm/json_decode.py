@@ -342,6 +342,7 @@ def _job(j: js.SqueueJob39) -> Job:
         dependency=_none_if(j.dependency or "", "(null)"),
         constraint=j.features or None,
         exclusive=_exclusive(j),
+        reservation=j.resv_name or None,
     )
 
 
@@ -429,6 +430,8 @@ def _jobs38(items: list[js.SqueueJob38], warnings: list[str] | None = None) -> l
                     job.array_task = j.array_task_string
             if j.features:
                 job.constraint = j.features
+            if j.resv_name:
+                job.reservation = j.resv_name
             if j.shared == "none":  # --exclusive
                 job.exclusive = True
         except (ParseError, ValueError, TypeError, OverflowError) as exc:

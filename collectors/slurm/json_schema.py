@@ -98,6 +98,7 @@ class SqueueJob38(Struct, kw_only=True, gc=False):
     partition: str | None = ""
     priority: int | None = None
     qos: str | None = ""
+    resv_name: str | None = ""  # the advanced reservation it asked for
     shared: str | None = None  # "none" = --exclusive; "shared" = --oversubscribe
     start_time: int | None = 0
     state_reason: str | None = ""
@@ -137,6 +138,7 @@ class SqueueJob39(Struct, gc=False):
     tres_per_task: str | None = ""
     tasks: AnyNum = None
     features: str | None = ""  # the --constraint expression
+    resv_name: str | None = ""  # the advanced reservation it asked for
     # 23.02+: lists of flags; "exclusive": ["true"] or "shared": ["none"] = --exclusive
     shared: list[str] | str | None = None
     exclusive: list[str] | str | bool | None = None

@@ -241,4 +241,5 @@ def job_from_text(r: dict[str, str], tz: dt.tzinfo | None = None) -> ModelJob:
         dependency=r["Dependency"] if r["Dependency"] not in ("(null)", "") else None,
         constraint=r["Feature"] if r["Feature"] not in ("(null)", "") else None,
         exclusive=r["OverSubscribe"] == "NO",  # NO = --exclusive; OK/YES/USER/MCS otherwise
+        reservation=r["Reservation"] if r["Reservation"] not in ("(null)", "") else None,
     )

@@ -175,7 +175,20 @@ _POSITIONAL: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     ),
     "scontrol": (
         frozenset({"show"}),
-        frozenset({"partition", "partitions", "config", "node", "nodes", "job", "jobs", "ping"}),
+        frozenset(
+            {
+                "partition",
+                "partitions",
+                "config",
+                "node",
+                "nodes",
+                "job",
+                "jobs",
+                "ping",
+                "reservation",
+                "reservations",
+            }
+        ),
     ),
 }
 # Nothing a shell would act on: no quotes, spaces, ; & | $ ` < > ( ) * ? ! ~ or newlines.

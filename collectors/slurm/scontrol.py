@@ -1,17 +1,19 @@
-"""``scontrol --oneliner show partition|node|job`` and ``scontrol show config``."""
+"""``scontrol --oneliner show partition|node|job|reservation`` and ``scontrol show config``."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 from msgspec import Struct
 
-from quotatop.collectors.model import Partition, Resources
+from quotatop.collectors.model import Partition, Reservation, Resources
 from quotatop.collectors.slurm.durations import parse_duration
 from quotatop.collectors.slurm.errors import ParseError
 from quotatop.collectors.slurm.gres import parse_gres
 from quotatop.collectors.slurm.hostlist import expand_hostlist
 from quotatop.collectors.slurm.table import to_int
+from quotatop.collectors.slurm.timestamps import parse_timestamp
 from quotatop.collectors.slurm.tres import parse_tres
 
 # A key starts a token; values may contain spaces (OS=Linux 6.1 #1 SMP ...), so a value
@@ -59,6 +61,45 @@ def parse_partitions(text: str) -> list[Partition]:
                 default=d.get("Default", "NO") == "YES",
                 # QoS=N/A: none; else the partition QoS whose limits bind every job in it.
                 qos=d.get("QoS") if d.get("QoS") not in (None, "", "N/A", "(null)") else None,
+            )
+        )
+    return out
+
+
+def _names(text: str | None) -> list[str]:
+    """``a,b`` → [a, b]; ``(null)`` or empty → []. A leading ``-`` (Users=-bob: everyone
+    but bob) is kept: it is the source's own wording."""
+    if text is None or text in ("", "(null)", "N/A"):
+        return []
+    return [x for x in text.split(",") if x]
+
+
+def parse_reservations(text: str, tz: dt.tzinfo | None = None) -> list[Reservation]:
+    """``scontrol --oneliner show reservation`` ("No reservations in the system" when
+    none). Times are the controller's local time, as squeue's text; a reservation
+    with no nodes (licenses or burst buffers only) closes no node and is kept so."""
+    out = []
+    for rec in _records(text, "ReservationName"):
+        d = dict(rec)
+        name = d["ReservationName"]
+        start = parse_timestamp(d.get("StartTime", ""), tz)
+        if start is None:
+            raise ParseError("scontrol reservation", name, "has no StartTime")
+        end = parse_timestamp(d.get("EndTime", ""), tz)
+        nodes = d.get("Nodes", "")
+        out.append(
+            Reservation(
+                name=name,
+                nodes=expand_hostlist(nodes) if nodes not in ("", "(null)") else [],
+                start=start,
+                end=end,
+                users=_names(d.get("Users")),
+                accounts=_names(d.get("Accounts")),
+                partition=d.get("PartitionName")
+                if d.get("PartitionName") not in (None, "", "(null)")
+                else None,
+                flags=_names(d.get("Flags")),
+                state=d.get("State", "").lower(),
             )
         )
     return out

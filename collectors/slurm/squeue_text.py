@@ -38,6 +38,7 @@ FIELDS = [
     "Requeue",
     "Feature",  # the --constraint expression; "(null)" without one
     "OverSubscribe",  # "NO" = --exclusive
+    "Reservation",  # the advanced reservation it asked for; "(null)" without one
     "Name",
 ]
 FORMAT = ",".join(f"{f}:|" for f in FIELDS)

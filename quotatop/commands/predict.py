@@ -51,6 +51,22 @@ class PredictedJob(msgspec.Struct, kw_only=True):
     scheduler_estimate: float | None  # the scheduler's own start estimate
     scheduler_estimate_iso: str | None
     queue_position: int | None  # the place in its queue the source states (0 = next)
+    reservation: str | None = None  # the advanced reservation the job asked for
+
+
+class PredictedReservation(msgspec.Struct, kw_only=True):
+    """An advanced reservation of the snapshot: over [start, end) its nodes take only
+    the jobs that ask for it."""
+
+    name: str
+    nodes: list[str]
+    start: float
+    start_iso: str | None
+    end: float | None  # None: no end
+    end_iso: str | None
+    users: list[str]
+    accounts: list[str]
+    state: str
 
 
 class PredictOutput(msgspec.Struct, kw_only=True):
@@ -63,6 +79,7 @@ class PredictOutput(msgspec.Struct, kw_only=True):
     stale: bool
     stale_reason: str | None
     jobs: list[PredictedJob]
+    reservations: list[PredictedReservation] = []
 
 
 def iso(t: float | None) -> str | None:
@@ -96,7 +113,7 @@ def rows(snap: Any, predictions: Any) -> list[PredictedJob]:
             runtime_basis=getattr(p, "runtime_basis", "") or "time limit",
             runtime_estimate=j.runtime_estimate, runtime_estimate_basis=j.runtime_basis,
             scheduler_estimate=j.estimated_start, scheduler_estimate_iso=iso(j.estimated_start),
-            queue_position=j.queue_position,
+            queue_position=j.queue_position, reservation=j.reservation,
         ))
     return out
 
@@ -117,7 +134,11 @@ def predict_snapshot(snap: Any, runtimes: str = "estimate",
     return PredictOutput(
         version=ROW_VERSION, source=snap.source, cluster=snap.cluster, taken_at=snap.taken_at,
         taken_at_iso=iso(snap.taken_at) or "", policy=msgspec.to_builtins(policy),
-        stale=snap.stale, stale_reason=snap.stale_reason, jobs=rows(snap, predictions))
+        stale=snap.stale, stale_reason=snap.stale_reason, jobs=rows(snap, predictions),
+        reservations=[PredictedReservation(
+            name=r.name, nodes=list(r.nodes), start=r.start, start_iso=iso(r.start),
+            end=r.end, end_iso=iso(r.end), users=list(r.users), accounts=list(r.accounts),
+            state=r.state) for r in getattr(snap, "reservations", [])])
 
 
 CSV_FIELDS = [f for f in PredictedJob.__struct_fields__]

@@ -109,6 +109,8 @@ pub struct Job<'a> {
     pub shape: usize,
     /// Index into `Cluster::constraint_nodes`: the nodes the job's constraint admits.
     pub constraint: Option<u32>,
+    /// Index into `Cluster::resvs`: the advanced reservation the job runs in.
+    pub resv: Option<u32>,
     pub exclusive: bool,
     /// The job's scoped-limit profile (`limits::NO_PROFILE`: none) and the
     /// typed GPU key of its request among the limits' keys.
@@ -149,6 +151,21 @@ pub struct Cluster<'a> {
     pub constraint_text: Vec<&'a str>,
     /// Scoped limits (empty and inactive when the snapshot lists none).
     pub limits: Limits<'a>,
+    /// Advanced reservations, and per node the windows `(start, end, reservation)`
+    /// of those holding it (empty for most nodes; `has_resv` false when none).
+    pub resvs: Vec<AdvResv<'a>>,
+    pub node_resv: Vec<Vec<(f64, f64, u32)>>,
+    pub has_resv: bool,
+}
+
+/// An advanced reservation (Slurm's `scontrol create reservation`): over
+/// [start, end) its nodes take only jobs that request it, and those run
+/// only on its nodes, from its start.
+pub struct AdvResv<'a> {
+    pub name: &'a str,
+    pub start: f64,
+    pub end: f64,
+    pub nodes: Vec<bool>,
 }
 
 /// Names an object in an error message ("job \"7\""), formatted only when an
@@ -262,7 +279,11 @@ impl<'a> Cluster<'a> {
             constraint_nodes: Vec::new(),
             constraint_text: Vec::new(),
             limits: Limits::build(&snap.limits)?,
+            resvs: Vec::new(),
+            node_resv: Vec::new(),
+            has_resv: false,
         };
+        Self::build_resvs(&mut c, snap, &node_ix)?;
         let opts = JobOptions {
             now,
             horizon_end,
@@ -314,6 +335,47 @@ impl<'a> Cluster<'a> {
             });
         }
         Ok((nodes, node_ix))
+    }
+
+    /// The snapshot's advanced reservations. One that names an unknown node is
+    /// refused, as a partition that does is: its nodes are the whole point.
+    fn build_resvs(
+        c: &mut Cluster<'a>,
+        snap: &WSnapshot<'a>,
+        node_ix: &FxMap<&'a str, usize>,
+    ) -> Result<(), String> {
+        c.node_resv = vec![Vec::new(); c.nodes.len()];
+        for r in &snap.reservations {
+            let what = What("reservation", r.name);
+            let end = r.end.unwrap_or(INF);
+            if !r.start.is_finite() || end.is_nan() || end < r.start {
+                return Err(format!("{what}: its window does not make sense"));
+            }
+            if c.resvs.iter().any(|x| x.name == r.name) {
+                return Err(format!("{what} is listed twice"));
+            }
+            let k = c.resvs.len() as u32;
+            let mut nodes = vec![false; c.nodes.len()];
+            for nn in &r.nodes {
+                match node_ix.get(nn) {
+                    Some(&ni) => {
+                        if !nodes[ni] {
+                            nodes[ni] = true;
+                            c.node_resv[ni].push((r.start, end, k));
+                        }
+                    }
+                    None => return Err(format!("{what}: lists unknown node {nn:?}")),
+                }
+            }
+            c.resvs.push(AdvResv {
+                name: r.name,
+                start: r.start,
+                end,
+                nodes,
+            });
+        }
+        c.has_resv = !c.resvs.is_empty();
+        Ok(())
     }
 
     /// Per partition, its priority job factor (over the largest) and whether each node is in it.
@@ -588,12 +650,19 @@ impl<'a> Cluster<'a> {
                 Option<&str>,
                 u64,
                 Option<u32>,
+                Option<u32>,
             ),
             usize,
         > = FxMap::default();
         let mut cons_ix: FxMap<&str, u32> = FxMap::default();
         let mut exclusive_need: FxMap<
-            ((u64, u64, u64), Option<&str>, Option<&str>, Option<u32>),
+            (
+                (u64, u64, u64),
+                Option<&str>,
+                Option<&str>,
+                Option<u32>,
+                Option<u32>,
+            ),
             V3,
         > = FxMap::default();
         let mut prof_cache = FxMap::default();
@@ -698,6 +767,25 @@ impl<'a> Cluster<'a> {
                 total[GPU] / nn as f64,
             ];
             let gtype = w.request.and_then(|r| r.typed.map(|t| t.0));
+            // A reservation the snapshot does not list (deleted, or not read) is
+            // kept as one with no node and no time: the job can never start.
+            let resv = w
+                .reservation
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|name| match c.resvs.iter().position(|r| r.name == name) {
+                    Some(k) => k as u32,
+                    None => {
+                        c.resvs.push(AdvResv {
+                            name,
+                            start: INF,
+                            end: INF,
+                            nodes: vec![false; c.nodes.len()],
+                        });
+                        c.has_resv = true;
+                        (c.resvs.len() - 1) as u32
+                    }
+                });
             let cons = match w.constraint.map(str::trim).filter(|s| !s.is_empty()) {
                 None => None,
                 Some(text) => Some(match cons_ix.get(text) {
@@ -725,11 +813,13 @@ impl<'a> Cluster<'a> {
                     gtype,
                     w.partition,
                     cons,
+                    resv,
                 );
                 per_node = *exclusive_need.entry(key).or_insert_with(|| {
                     let mut best: Option<V3> = None;
                     for (n, node) in c.nodes.iter().enumerate() {
                         if c.static_eligible(n, gtype, w.partition, cons)
+                            && resv.is_none_or(|r| c.resvs[r as usize].nodes[n])
                             && fits(&node.capacity, &per_node)
                         {
                             let k = (node.capacity[GPU], node.capacity[CPU], node.capacity[MEM]);
@@ -804,7 +894,12 @@ impl<'a> Cluster<'a> {
                 limit: w.time_limit,
                 remaining: w.duration.or(w.time_limit).unwrap_or(INF),
                 submit: w.submit_time,
-                eligible: w.eligible_time.unwrap_or(w.submit_time).max(w.submit_time),
+                // A job in a reservation starts no earlier than the reservation.
+                eligible: w
+                    .eligible_time
+                    .unwrap_or(w.submit_time)
+                    .max(w.submit_time)
+                    .max(resv.map_or(f64::NEG_INFINITY, |r| c.resvs[r as usize].start)),
                 class_rank: class_rank(w.qos_class),
                 gang,
                 state: if ji.arrival {
@@ -823,6 +918,7 @@ impl<'a> Cluster<'a> {
                 from_snapshot_running: running,
                 shape: 0,
                 constraint: cons,
+                resv,
                 exclusive: w.exclusive,
                 limit_profile: lprof,
                 limit_gpu_key: ltype,
@@ -864,6 +960,12 @@ impl<'a> Cluster<'a> {
                         Some(d) => (start + d - now).max(0.0),
                         None => end - now,
                     };
+                }
+                if let Some(r) = resv {
+                    // Killed when its reservation ends (slurm.conf ResvOverRun, default 0).
+                    let stop = c.resvs[r as usize].end.max(now);
+                    end = end.min(stop);
+                    job.remaining = job.remaining.min(stop - now);
                 }
                 job.state = JobState::Running;
                 job.start = start;
@@ -911,6 +1013,7 @@ impl<'a> Cluster<'a> {
                 job.partition,
                 b(job.limit.unwrap_or(INF)),
                 job.constraint,
+                job.resv,
             );
             let next = shapes.len();
             job.shape = *shapes.entry(key).or_insert(next);
@@ -1005,6 +1108,35 @@ impl<'a> Cluster<'a> {
     pub fn node_eligible(&self, j: usize, n: usize) -> bool {
         let job = &self.jobs[j];
         self.static_eligible(n, job.gpu_type, job.partition, job.constraint)
+            && job.resv.is_none_or(|r| self.resvs[r as usize].nodes[n])
+    }
+
+    /// Whether job `j` may hold node `n` over [from, to) as far as advanced
+    /// reservations go: None if it may, else the time until which it may not
+    /// (INF: never). A node is closed to a job over the window of every
+    /// reservation on it but the job's own (Slurm's job_test_resv: a job's
+    /// nodes exclude those of reservations its run would overlap); a job in a
+    /// reservation may not start once that has ended.
+    pub fn resv_block(&self, j: usize, n: usize, from: f64, to: f64) -> Option<f64> {
+        let own = self.jobs[j].resv;
+        if let Some(r) = own {
+            if from >= self.resvs[r as usize].end {
+                return Some(INF);
+            }
+        }
+        let mut until: Option<f64> = None;
+        for &(s, e, r) in &self.node_resv[n] {
+            if Some(r) != own && from < e && to > s {
+                until = Some(until.map_or(e, |u| u.max(e)));
+            }
+        }
+        until
+    }
+
+    /// `resv_block` as a yes or no, free when the snapshot has no reservation.
+    #[inline]
+    pub fn resv_open(&self, j: usize, n: usize, from: f64, to: f64) -> bool {
+        !self.has_resv || self.resv_block(j, n, from, to).is_none()
     }
 }
 

@@ -188,6 +188,20 @@ pub struct WPartition<'a> {
     pub qos: Option<&'a str>,
 }
 
+/// An advanced reservation: its nodes are closed over [start, end) to every
+/// job that does not request it, and a job that does runs only there, then.
+#[derive(Debug, Deserialize)]
+pub struct WReservation<'a> {
+    pub name: &'a str,
+    #[serde(default, borrow)]
+    pub nodes: Vec<&'a str>,
+    #[serde(default)]
+    pub start: f64,
+    /// None: no end.
+    #[serde(default)]
+    pub end: Option<f64>,
+}
+
 #[derive(Debug, Default, Deserialize)]
 pub struct WFairShare {
     #[serde(default)]
@@ -356,6 +370,9 @@ pub struct WJob<'a> {
     /// The job's place in its queue as the source states it (0 = next).
     #[serde(default)]
     pub queue_position: Option<i64>,
+    /// The advanced reservation the job runs in.
+    #[serde(default)]
+    pub reservation: Option<&'a str>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -376,6 +393,8 @@ pub struct WSnapshot<'a> {
     pub limits: Vec<WLimit<'a>>,
     #[serde(default, borrow)]
     pub shares: Vec<WShare<'a>>,
+    #[serde(default, borrow)]
+    pub reservations: Vec<WReservation<'a>>,
 }
 
 /// Input of `simulate`: a cluster (its running and pending jobs included) and

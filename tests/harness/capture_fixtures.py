@@ -106,6 +106,10 @@ COMMANDS: dict[str, tuple[list[str], str]] = {
         ["scontrol", "--details", "--oneliner", "show", "job"],
         "jobs; --details adds per-node GRES=gpu:TYPE:N(IDX:...)",
     ),
+    "scontrol_reservation.txt": (
+        ["scontrol", "--oneliner", "show", "reservation"],
+        "advanced reservations (the workload makes none; tests/test_reservation_slurm.py does)",
+    ),
 }
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "fixtures" / "slurm" / "22.05"

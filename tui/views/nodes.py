@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from quotatop.collectors.model import RUNNING, Snapshot
 from quotatop.tui.derive import DOWN_STATES, node_is_stranding
-from quotatop.tui.format import num
+from quotatop.tui.format import num, until
 from quotatop.tui.theme_colors import team_color
 from quotatop.tui.views.base import View, ViewData
 from quotatop.tui.widgets.node_grid import FREE, STRANDED, UNKNOWN, NodeCell, NodeGrid
@@ -57,6 +57,27 @@ def node_cells(snap: Snapshot, unit: str) -> list[NodeCell]:
     return out
 
 
+def reservation_lines(snap: Snapshot, most: int = 6) -> list[Text]:
+    """One line per advanced reservation (its nodes take only the jobs that ask for
+    it): name, nodes, window relative to the snapshot, who may use it."""
+    now = snap.taken_at
+    out: list[Text] = []
+    for r in sorted(snap.reservations, key=lambda r: r.start)[:most]:
+        nodes = ",".join(r.nodes[:4]) + (f" +{len(r.nodes) - 4}" if len(r.nodes) > 4 else "")
+        end = "no end" if r.end is None else f"ends {until(r.end, now)}"
+        when = (f"active, {end}" if r.start <= now
+                else f"starts {until(r.start, now)}, {end}")
+        who = ",".join([*r.users, *r.accounts]) or "no users listed"
+        line = Text()
+        line.append("reserved ", style="bold")
+        line.append(f"{r.name:<10}", style="bold yellow")
+        line.append(f" {nodes or '(no nodes)'}  {when}  for {who}")
+        out.append(line)
+    if len(snap.reservations) > most:
+        out.append(Text(f"reserved   +{len(snap.reservations) - most} more", style="dim"))
+    return out
+
+
 def summary_text(snap: Snapshot, unit: str) -> Text:
     t = Text()
     states = Counter(n.state for n in snap.nodes)
@@ -74,6 +95,9 @@ def summary_text(snap: Snapshot, unit: str) -> Text:
         t.append(f"\n{name:<10}", style="bold")
         t.append(f" {pstate.get(name, 'up'):<5} {int(count)} nodes  {num(used)}/{num(cap)} "
                  f"{unit} used")
+    for line in reservation_lines(snap):
+        t.append("\n")
+        t.append_text(line)
     letters = team_letters([x.name for x in snap.teams])
     t.append("\nlegend  ", style="bold")
     for name, letter in letters.items():

@@ -168,6 +168,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             job.gpu_type,
             job.partition,
             job.constraint,
+            job.resv,
         );
         let eligible = match self.eligible_count.get(&key) {
             Some(&k) => k,
@@ -199,13 +200,25 @@ impl<'a, 'p> Engine<'a, 'p> {
                     )
                 })
                 .unwrap_or_default();
+            let cons = match job.resv {
+                Some(r) => format!(
+                    "{cons} in reservation {}",
+                    self.cluster.resvs[r as usize].name
+                ),
+                None => cons,
+            };
             return Some((
                 if job.nodes_wanted == 1 {
                     format!("rejected: can never fit: asks {}{} {} on one node{cons}, the largest eligible node has {}", fmt_amount(job.per_node[d]), kind, dim_name(d), fmt_amount(largest))
                 } else {
                     format!("rejected: can never fit: asks {} nodes with {}{} {} each{cons}, {} eligible nodes are that large", job.nodes_wanted, fmt_amount(job.per_node[d]), kind, dim_name(d), eligible)
                 },
-                if job.constraint.is_some() {
+                if let Some(r) = job.resv {
+                    format!(
+                        "advanced reservation {}",
+                        self.cluster.resvs[r as usize].name
+                    )
+                } else if job.constraint.is_some() {
                     "constraint".into()
                 } else {
                     "nodes".into()

@@ -383,7 +383,10 @@ impl<'a, 'p> Engine<'a, 'p> {
             let mut cands: Vec<Scored> = Vec::new();
             for &n in &eligible {
                 let f = self.free_at(n, tau, res);
-                if fits(&f, &need) && self.clear_of(n, tau, tau + dur, &need, res) {
+                if fits(&f, &need)
+                    && self.clear_of(n, tau, tau + dur, &need, res)
+                    && self.cluster.resv_open(j, n, tau, tau + dur)
+                {
                     let s = self.score(&f, &need);
                     let s = if self.policy.reserve_busy_first {
                         (self.cluster.nodes[n].free[unit], s.0, s.1)
@@ -419,6 +422,21 @@ impl<'a, 'p> Engine<'a, 'p> {
                 times.push(rv.end);
             }
         }
+        self.resv_ends(nodes, t, times);
+    }
+
+    /// The ends after `t` of the advanced reservations on `nodes`: a job kept
+    /// off a node by one may take it then.
+    pub(super) fn resv_ends(&self, nodes: &[usize], t: f64, times: &mut Vec<f64>) {
+        if self.cluster.has_resv {
+            for &n in nodes {
+                for &(_, e, _) in &self.cluster.node_resv[n] {
+                    if e > t && e.is_finite() {
+                        times.push(e);
+                    }
+                }
+            }
+        }
     }
 
     /// `earliest` under conservative backfill, reading each eligible node's
@@ -452,8 +470,8 @@ impl<'a, 'p> Engine<'a, 'p> {
         // serves a job asking the same: most of a deep queue does.
         let same = eligible_for.is_some_and(|p| {
             let prev = &self.cluster.jobs[p];
-            (prev.gpu_type, prev.partition, prev.constraint)
-                == (job.gpu_type, job.partition, job.constraint)
+            (prev.gpu_type, prev.partition, prev.constraint, prev.resv)
+                == (job.gpu_type, job.partition, job.constraint, job.resv)
         });
         if !same {
             eligible.clear();
@@ -609,6 +627,10 @@ impl<'a, 'p> Engine<'a, 'p> {
                         c.1 += 1;
                     }
                 }
+                if until.is_none() && self.cluster.has_resv {
+                    // An advanced reservation keeps the job off until it ends.
+                    until = self.cluster.resv_block(j, n, tau, to);
+                }
                 match until {
                     None => {
                         let s = self.score(&f, &need);
@@ -662,6 +684,8 @@ impl<'a, 'p> Engine<'a, 'p> {
                 times.push(rv.end);
             }
         }
+        let all: Vec<usize> = (0..n_nodes).collect();
+        self.resv_ends(&all, t, &mut times);
         'times: for tau in self.grid(t, &times) {
             let mut free: Vec<V3> = (0..n_nodes).map(|n| self.free_at(n, tau, res)).collect();
             let mut plan = Vec::with_capacity(pend.len());
@@ -674,6 +698,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                         self.cluster.node_eligible(m, n)
                             && fits(&free[n], &need)
                             && self.clear_of(n, tau, tau + dur, &need, res)
+                            && self.cluster.resv_open(m, n, tau, tau + dur)
                     })
                     .map(|n| (self.score(&free[n], &need), n))
                     .collect();

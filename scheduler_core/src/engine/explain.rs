@@ -44,6 +44,12 @@ impl<'a, 'p> Engine<'a, 'p> {
         }
     }
 
+    /// The job's advanced reservation when its start is what `at` waits for.
+    fn own_resv_start(&self, j: usize, at: f64) -> Option<&crate::cluster::AdvResv<'a>> {
+        let r = &self.cluster.resvs[self.cluster.jobs[j].resv? as usize];
+        (r.start >= at || !r.start.is_finite()).then_some(r)
+    }
+
     pub fn words(&self, b: &Block, j: usize) -> String {
         let job = &self.cluster.jobs[j];
         let team = &self.cluster.teams[job.team];
@@ -116,10 +122,38 @@ impl<'a, 'p> Engine<'a, 'p> {
                 "waits for all members of gang {} to fit together",
                 job.gang.map_or("?", |g| self.cluster.gangs[g])
             ),
-            Block::Begin { at } => format!(
-                "not eligible before its begin time, {}",
-                fmt_clock(*at, self.t0)
-            ),
+            Block::Begin { at } => match self.own_resv_start(j, *at) {
+                Some(r) if !r.start.is_finite() => format!(
+                    "never starts: its reservation {} is not in the snapshot (deleted?)",
+                    r.name
+                ),
+                Some(r) => format!(
+                    "waits for its reservation {}, which starts {}",
+                    r.name,
+                    fmt_clock(*at, self.t0)
+                ),
+                None => format!(
+                    "not eligible before its begin time, {}",
+                    fmt_clock(*at, self.t0)
+                ),
+            },
+            Block::AdvResv { resv, from, to } => {
+                let r = &self.cluster.resvs[*resv as usize];
+                let until = if to.is_finite() {
+                    format!("until {}", fmt_clock(*to, self.t0))
+                } else {
+                    "with no end".into()
+                };
+                let from = if *from > self.t0 {
+                    format!("from {}, ", fmt_clock(*from, self.t0))
+                } else {
+                    String::new()
+                };
+                format!(
+                    "waits: the nodes it would fit on are held by reservation {} ({from}{until}), which it is not in",
+                    r.name
+                )
+            }
             Block::Hold(s, _) => s.clone(),
             Block::Limit(b) => self.cluster.limits.words(b, job.user, team.name),
         }
@@ -147,7 +181,14 @@ impl<'a, 'p> Engine<'a, 'p> {
             Block::Behind { head } => format!("job {} ahead", self.cluster.jobs[*head].id),
             Block::Fifo { head } => format!("job {} ahead in team", self.cluster.jobs[*head].id),
             Block::Gang => "gang".into(),
-            Block::Begin { .. } => "begin time".into(),
+            Block::Begin { at } => match self.own_resv_start(j, *at) {
+                Some(r) => format!("advanced reservation {}", r.name),
+                None => "begin time".into(),
+            },
+            Block::AdvResv { resv, .. } => format!(
+                "advanced reservation {}",
+                self.cluster.resvs[*resv as usize].name
+            ),
             Block::Hold(_, b) => b.clone(),
             Block::Limit(b) => self.cluster.limits.binding(b),
         }

@@ -77,9 +77,16 @@ impl<'a, 'p> Engine<'a, 'p> {
             job.first_run = job.remaining;
         }
         job.planned_end = begin + job.limit.unwrap_or(INF);
+        let mut end = begin + job.remaining;
+        if let Some(r) = job.resv {
+            // A job in a reservation is killed when the reservation ends
+            // (slurm.conf ResvOverRun, default 0).
+            let stop = self.cluster.resvs[r as usize].end;
+            job.planned_end = job.planned_end.min(stop);
+            end = end.min(stop);
+        }
         job.nodes = nodes.clone();
         job.run_seq = self.seq;
-        let end = begin + job.remaining;
         if end.is_finite() {
             self.ends.insert((bits(end), j, self.seq));
         }

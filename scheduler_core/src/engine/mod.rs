@@ -75,9 +75,15 @@ pub enum Block {
         head: usize,
     },
     Gang,
-    /// Not eligible to start before `at` (its begin time).
+    /// Not eligible to start before `at` (its begin time, or its reservation's start).
     Begin {
         at: f64,
+    },
+    /// It would fit now on nodes that advanced reservation `resv` holds (from `from` to `to`).
+    AdvResv {
+        resv: u32,
+        from: f64,
+        to: f64,
     },
     /// A limit of the snapshot's QoS or team fields: the reason and the binding in short words.
     Hold(String, String),
@@ -138,12 +144,14 @@ pub struct Engine<'a, 'p> {
     /// GPU-type groups of `best`: a typed request searches its type's group only.
     gpu_groups: Vec<Option<&'a str>>,
     all_groups: Vec<usize>,
-    /// Per (per-node need, GPU type, partition): nodes that could ever hold it.
+    /// Per (per-node need, GPU type, partition, constraint, advanced reservation):
+    /// nodes that could ever hold it.
     eligible_count: BTreeMap<
         (
             (u64, u64, u64),
             Option<&'a str>,
             Option<&'a str>,
+            Option<u32>,
             Option<u32>,
         ),
         usize,
@@ -246,6 +254,12 @@ impl<'a, 'p> Engine<'a, 'p> {
                 if el > now && el.is_finite() {
                     e.wake.insert(bits(el));
                 }
+            }
+        }
+        for r in &e.cluster.resvs {
+            // Nodes an advanced reservation held open to other jobs when it ends.
+            if r.end > now && r.end.is_finite() {
+                e.wake.insert(bits(r.end));
             }
         }
         for j in 0..e.cluster.jobs.len() {

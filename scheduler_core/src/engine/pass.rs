@@ -64,7 +64,7 @@ pub(super) struct PassCtx {
 
 /// The static queue split into classes of jobs that every check treats alike:
 /// same per-node shape, node count, typed GPU, partition, limit, team, QoS,
-/// QoS class, and user where a per-user limit applies. A gang member is a class
+/// QoS class, constraint, advanced reservation, and user where a per-user limit applies. A gang member is a class
 /// of its own. Members are in queue order.
 pub(super) struct Classes {
     pub(super) members: Vec<Vec<usize>>,
@@ -93,7 +93,7 @@ impl Classes {
                 (usize, usize, i32),
                 Option<&str>,
                 usize,
-                (u32, Option<u32>),
+                (u32, Option<u32>, Option<u32>),
             ),
             usize,
         > = FxMap::default();
@@ -120,7 +120,7 @@ impl Classes {
                 (job.team, job.qos, job.class_rank),
                 if per_user { Some(job.user) } else { None },
                 if job.gang.is_some() { j } else { usize::MAX },
-                (job.limit_profile, job.constraint),
+                (job.limit_profile, job.constraint, job.resv),
             );
             let k = *keys.entry(key).or_insert_with(|| {
                 members.push(Vec::new());
@@ -442,6 +442,11 @@ impl<'a, 'p> Engine<'a, 'p> {
         }
         self.resource_blocked = true;
         cx.fifo_blocked.entry(team).or_insert(j);
+        if self.record_first && self.cluster.has_resv && self.first_block[j].is_none() {
+            if let Some(b) = self.kept_off_by_resv(j, t, end) {
+                self.record(j, b);
+            }
+        }
         // Would it fit now but for a reservation?
         // (A shape that did not fit even so will not fit later in this pass either.)
         let fits_ignoring = self.record_first
@@ -479,6 +484,25 @@ impl<'a, 'p> Engine<'a, 'p> {
             return Outcome::Next;
         }
         Outcome::Drop
+    }
+
+    /// The advanced reservation that keeps job `j` off nodes it would fit on
+    /// now over [t, end), if one does (for its reason).
+    fn kept_off_by_resv(&mut self, j: usize, t: f64, end: f64) -> Option<Block> {
+        self.cluster.has_resv = false;
+        let placed = self.place_now(j, &Plan::default(), None, end);
+        self.cluster.has_resv = true;
+        let own = self.cluster.jobs[j].resv;
+        placed?.into_iter().find_map(|n| {
+            self.cluster.node_resv[n]
+                .iter()
+                .find(|&&(s, e, r)| Some(r) != own && t < e && end > s)
+                .map(|&(s, e, r)| Block::AdvResv {
+                    resv: r,
+                    from: s,
+                    to: e,
+                })
+        })
     }
 
     /// Starts a gang whole or not at all; one short of nodes gets a reservation

@@ -175,6 +175,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         let member = |n: usize| {
             fits(&self.cluster.nodes[n].free, &need)
                 && self.cluster.node_eligible(j, n)
+                && self.cluster.resv_open(j, n, self.now, to)
                 && (res.is_empty() || self.clear_of(n, self.now, to, &need, res))
         };
         let groups = self.node_groups(job.gpu_type);
@@ -237,6 +238,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             let mut out = Vec::with_capacity(job.nodes_wanted);
             self.best.each_best(&groups, &need, |n| {
                 if self.cluster.node_eligible(j, n)
+                    && self.cluster.resv_open(j, n, self.now, to)
                     && (res.is_empty() || self.clear_of(n, self.now, to, &need, res))
                 {
                     out.push(n);
@@ -261,6 +263,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             let mut visit = |n: usize, f: &V3| {
                 if fits(f, &need)
                     && self.cluster.node_eligible(j, n)
+                    && self.cluster.resv_open(j, n, self.now, to)
                     && (res.is_empty() || self.clear_of(n, self.now, to, &need, res))
                 {
                     runs.push(n, f[CPU]);
@@ -281,6 +284,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         let mut visit = |n: usize, f: &V3| -> bool {
             if fits(f, &need)
                 && self.cluster.node_eligible(j, n)
+                && self.cluster.resv_open(j, n, self.now, to)
                 && (res.is_empty() || self.clear_of(n, self.now, to, &need, res))
             {
                 cands.push((self.score(f, &need), n));

@@ -166,12 +166,16 @@ impl<'a, 'p> Engine<'a, 'p> {
             return None;
         }
         let need = job.per_node;
+        // Nodes an advanced reservation keeps the job off over its run are no use.
+        let to = t + job.limit.unwrap_or(INF);
+        let usable =
+            |n: usize| self.cluster.node_eligible(j, n) && self.cluster.resv_open(j, n, t, to);
         let mut free: Vec<V3> = self.cluster.nodes.iter().map(|n| n.free).collect();
         // Nodes that fit the job in `free`, kept up to date as victims are given
         // back and forth, so each try costs the victim's nodes and not the cluster.
         let mut fit: BTreeSet<usize> = BTreeSet::new();
         self.free_ix.each_fitting(&need, |n| {
-            if self.cluster.node_eligible(j, n) {
+            if usable(n) {
                 fit.insert(n);
             }
             false
@@ -191,7 +195,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                     for d in 0..3 {
                         free[n][d] += sign * vj.per_node[d];
                     }
-                    if fits(&free[n], &need) && self.cluster.node_eligible(j, n) {
+                    if fits(&free[n], &need) && usable(n) {
                         fit.insert(n);
                     } else {
                         fit.remove(&n);
