@@ -8,11 +8,8 @@ prints the same comparison as a table."""
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -20,6 +17,7 @@ from harness.fidelity import (
     FILL_LOW_NODES,
     Observation,
     Scores,
+    evidence_dir,
     keep,
     placement_at_start,
     quotatop_scores,
@@ -36,8 +34,7 @@ def observed() -> Iterator[Observation]:
         obs = run_workload(cluster, log=lambda s: print(s, file=sys.stderr), keep_snapshot=True)
         # Kept whatever the outcome (a few hundred kB): a miss can be read afterwards with
         # the controller's own log, which goes with the cluster's directory.
-        where = os.environ.get("QUOTATOP_FIDELITY_KEEP")
-        dest = Path(where) if where else Path(tempfile.mkdtemp(prefix="quotatop-fidelity-"))
+        dest = evidence_dir("fidelity")
         keep(obs, cluster, dest)
         print(f"fidelity: observation and slurmctld log kept in {dest}", file=sys.stderr)
     yield obs

@@ -4,15 +4,12 @@ is where quotatop's preemption model meets a preemption Slurm really makes."""
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from harness.fidelity import keep_logs
+from harness.fidelity import evidence_dir, keep_logs
 from harness.fixtures import fresh_cluster
 from harness.preemption import PreemptionObservation, run_preemption
 
@@ -23,8 +20,7 @@ def observed() -> Iterator[PreemptionObservation]:
         obs = run_preemption(cluster, log=lambda s: print(s, file=sys.stderr))
         # The controller's log goes with the cluster's directory: kept, so that a miss
         # can be read afterwards (as the fidelity test does).
-        where = os.environ.get("QUOTATOP_FIDELITY_KEEP")
-        dest = Path(where) if where else Path(tempfile.mkdtemp(prefix="quotatop-preemption-"))
+        dest = evidence_dir("preemption")
         keep_logs(cluster, dest)
         print(f"preemption: slurmctld log kept in {dest}", file=sys.stderr)
     yield obs

@@ -5,15 +5,12 @@ acts and compared with what it did."""
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from harness.fidelity import keep_logs
+from harness.fidelity import evidence_dir, keep_logs
 from harness.fixtures import fresh_cluster
 from harness.reservations import ReservationObservation, run_reservations
 from quotatop.collectors.slurm.scontrol import parse_reservations
@@ -27,8 +24,7 @@ TOLERANCE = 10.0
 def observed() -> Iterator[ReservationObservation]:
     with fresh_cluster("reservations") as cluster:
         obs = run_reservations(cluster, log=lambda s: print(s, file=sys.stderr))
-        where = os.environ.get("QUOTATOP_FIDELITY_KEEP")
-        dest = Path(where) if where else Path(tempfile.mkdtemp(prefix="quotatop-resv-"))
+        dest = evidence_dir("resv")
         keep_logs(cluster, dest)
         # Both answers as Slurm gave them (tests/fixtures/slurm/22.05 keeps a copy).
         (dest / "scontrol_reservation.txt").write_text(obs.raw_none)

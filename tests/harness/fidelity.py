@@ -381,6 +381,16 @@ def keep(obs: Observation, cluster: SlurmCluster, dest: Path) -> Path:
     return dest
 
 
+def evidence_dir(what: str) -> Path:
+    """Where a live test keeps its evidence (the controller's log, what it observed):
+    $QUOTATOP_FIDELITY_KEEP when set, else a new /tmp/quotatop-WHAT-* kept after the run."""
+    import os
+    import tempfile
+
+    where = os.environ.get("QUOTATOP_FIDELITY_KEEP")
+    return Path(where) if where else Path(tempfile.mkdtemp(prefix=f"quotatop-{what}-"))
+
+
 def keep_logs(cluster: SlurmCluster, dest: Path) -> Path:
     """Copy the controller's and slurmdbd's logs, and the busiest processes, to dest."""
     import shutil
