@@ -459,7 +459,7 @@ def worst(obs: Observation, mode: str = "estimate", n: int = 8) -> str:
 
 def requeued(cluster: SlurmCluster, ids: list[str]) -> set[str]:
     """Jobs the controller restarted (a requeue after preemption counts a restart);
-    finished jobs stay in its memory for MinJobAge (10 minutes here)."""
+    finished jobs stay in its memory for MinJobAge (an hour here)."""
     out = cluster.run(["scontrol", "show", "job", "-o"], check=False).stdout
     wanted, found = set(ids), set()
     for line in out.splitlines():

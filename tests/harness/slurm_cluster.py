@@ -901,7 +901,11 @@ class SlurmCluster:
             "SlurmdTimeout=300",
             "MessageTimeout=10",
             "KillWait=2",
-            "MinJobAge=600",
+            # Finished jobs stay in the controller's memory (scontrol show job) for an
+            # hour: the session workload's finished jobs are read by modules that run
+            # 10+ minutes after it was submitted (at 600, the CI run on febd9a1 found
+            # job 1 purged once the suite had grown by two minutes).
+            "MinJobAge=3600",
             "JobRequeue=1",
             "GresTypes=gpu",
             "SelectType=select/cons_tres",
