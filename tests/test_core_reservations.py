@@ -90,8 +90,9 @@ def test_a_job_in_a_reservation_is_stopped_when_the_reservation_ends() -> None:
 
 def test_a_job_in_a_reservation_the_snapshot_lacks_never_starts_and_says_why() -> None:
     got = run([pending("g", reservation="gone")], [])
-    assert got["g"].start is None
-    assert "reservation gone" in got["g"].reason, got["g"].reason
+    assert got["g"].start is None and got["g"].binding == "advanced reservation gone"
+    assert got["g"].reason == ("rejected: can never start: it asks for reservation gone, "
+                               "which the snapshot does not list (ended or deleted)")
 
 
 def test_conservative_backfill_and_the_main_pass_keep_off_reserved_nodes_too() -> None:

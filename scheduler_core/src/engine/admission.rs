@@ -158,6 +158,19 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// Could the job fit on an empty cluster? (Counted once per shape.)
     pub(super) fn reject_check_shape(&mut self, j: usize) -> Option<(String, String)> {
         let job = &self.cluster.jobs[j];
+        if let Some(r) = job.resv {
+            let r = &self.cluster.resvs[r as usize];
+            if !r.start.is_finite() {
+                // Named by the job but not listed: it ended, or was deleted.
+                return Some((
+                    format!(
+                        "rejected: can never start: it asks for reservation {}, which the snapshot does not list (ended or deleted)",
+                        r.name
+                    ),
+                    format!("advanced reservation {}", r.name),
+                ));
+            }
+        }
         let b = |x: f64| x.to_bits();
         let key = (
             (

@@ -124,7 +124,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             ),
             Block::Begin { at } => match self.own_resv_start(j, *at) {
                 Some(r) if !r.start.is_finite() => format!(
-                    "never starts: its reservation {} is not in the snapshot (deleted?)",
+                    "never starts: its reservation {} is not in the snapshot (ended or deleted)",
                     r.name
                 ),
                 Some(r) => format!(
