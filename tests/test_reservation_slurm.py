@@ -89,3 +89,5 @@ def test_a_job_waiting_for_its_reservation_says_so(observed: ReservationObservat
     assert row["predicted_start"] >= observed.maint_start
     assert row["reason"].startswith("waits for its reservation maint, which starts "), row
     assert row["binding"] == "advanced reservation maint"
+    # Slurm's own word for it (squeue's reason), which the TUI puts in words too.
+    assert row["source_reason"] == "Reservation", row["source_reason"]

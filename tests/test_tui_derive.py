@@ -63,6 +63,8 @@ def test_formatters() -> None:
     assert sparkline([0, 4, 8], 4) == " ▁▅█"
     assert in_words("QOSMaxGRESPerUser") == "user at the QoS per-user GPU limit (QOSMaxGRESPerUser)"
     assert in_words("SomethingNew") == "SomethingNew"
+    assert in_words("Reservation") == ("waiting for its advanced reservation to begin "
+                                       "(Reservation)")
 
 
 def _args(**kw: object) -> argparse.Namespace:

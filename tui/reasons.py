@@ -13,6 +13,7 @@ _WORDS = {
     "jobheldadmin": "held by an administrator",
     "jobhelduser": "held by its user",
     "reqnodenotavail": "requested nodes are unavailable",
+    "reservation": "waiting for its advanced reservation to begin",
     "partitiondown": "partition is down",
     "partitiontimelimit": "time limit exceeds the partition's",
     "partitionnodelimit": "node count exceeds the partition's",
