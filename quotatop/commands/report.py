@@ -170,7 +170,10 @@ def gather(args: argparse.Namespace) -> tuple[Report, Gathered]:
     kind, path = source_words(args.source or ["demo"], cfg.source)
     prices = load_prices(args.prices, cfg)
     span = _duration(args.since)
-    now = time.time()
+    # Whole seconds, as Slurm keeps every start and end: a fractional "now" counted a
+    # run that ended within that same second (sacct: End = the second it ended in) for
+    # up to a second past its end (CI on badbead: nlp-prod 0.0018 GPU-hours over sacct).
+    now = float(math.floor(time.time()))
     if kind == "slurm":
         until = parse_when(args.until or "now", now)
         g = gather_slurm(args, cfg, until - span, until)
