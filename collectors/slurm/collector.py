@@ -238,6 +238,7 @@ class SlurmCollector:
 
     def _build(self, now: float) -> Snapshot:
         warnings: list[str] = []
+        nodes = self._nodes()
         squeue = self._last.get("squeue")
         jobs = [j for j in squeue[0]] if squeue else []
         for entry in ("squeue", "sinfo", "sacct"):
@@ -304,7 +305,7 @@ class SlurmCollector:
             cluster=config.get("ClusterName", ""),
             source=f"slurm via ssh {host}" if host else "slurm",
             taken_at=now,
-            nodes=self._nodes(),
+            nodes=nodes,
             partitions=partitions,
             teams=teams,
             qos=mapping.qos_levels(qos_rows, config.get("PreemptMode", "requeue"), exempt),
@@ -312,7 +313,7 @@ class SlurmCollector:
             limits=limits.limits(qos_rows, assocs, partitions),
             scheduler=scheduler,
             shares=mapping.share_tree(self._last.get("sshare", [])),
-            reservations=self._reservations(now),
+            reservations=self._reservations(now, {n.name for n in nodes}),
             status=sorted(self.runner.status.values(), key=lambda s: s.name),
             warnings=warnings,
             stale=stale,
@@ -320,11 +321,10 @@ class SlurmCollector:
             meta=meta,
         )
 
-    def _reservations(self, now: float) -> list[Reservation]:
-        """The advanced reservations not yet over; those naming a node sinfo does not
-        list lose that node (a node can leave the configuration; the prediction must
-        still run)."""
-        known = {n.name for n in self._nodes()}
+    def _reservations(self, now: float, known: set[str]) -> list[Reservation]:
+        """The advanced reservations not yet over; those naming a node not ``known``
+        (sinfo's) lose that node (a node can leave the configuration; the prediction
+        must still run)."""
         out = []
         for r in self._last.get("scontrol reservation", []):
             if r.end is not None and r.end <= now:

@@ -138,7 +138,7 @@ def predict_snapshot(snap: Any, runtimes: str = "estimate",
         reservations=[PredictedReservation(
             name=r.name, nodes=list(r.nodes), start=r.start, start_iso=iso(r.start),
             end=r.end, end_iso=iso(r.end), users=list(r.users), accounts=list(r.accounts),
-            state=r.state) for r in getattr(snap, "reservations", [])])
+            state=r.state) for r in snap.reservations])
 
 
 CSV_FIELDS = [f for f in PredictedJob.__struct_fields__]

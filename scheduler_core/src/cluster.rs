@@ -168,6 +168,13 @@ pub struct AdvResv<'a> {
     pub nodes: Vec<bool>,
 }
 
+impl AdvResv<'_> {
+    /// The binding of a job it holds back, in short words.
+    pub fn binding(&self) -> String {
+        format!("advanced reservation {}", self.name)
+    }
+}
+
 /// Names an object in an error message ("job \"7\""), formatted only when an
 /// error is raised: building it eagerly cost a string per job of the snapshot.
 #[derive(Clone, Copy)]

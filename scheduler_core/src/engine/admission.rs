@@ -167,7 +167,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                         "rejected: can never start: it asks for reservation {}, which the snapshot does not list (ended or deleted)",
                         r.name
                     ),
-                    format!("advanced reservation {}", r.name),
+                    r.binding(),
                 ));
             }
         }
@@ -227,10 +227,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                     format!("rejected: can never fit: asks {} nodes with {}{} {} each{cons}, {} eligible nodes are that large", job.nodes_wanted, fmt_amount(job.per_node[d]), kind, dim_name(d), eligible)
                 },
                 if let Some(r) = job.resv {
-                    format!(
-                        "advanced reservation {}",
-                        self.cluster.resvs[r as usize].name
-                    )
+                    self.cluster.resvs[r as usize].binding()
                 } else if job.constraint.is_some() {
                     "constraint".into()
                 } else {

@@ -422,14 +422,19 @@ impl<'a, 'p> Engine<'a, 'p> {
                 times.push(rv.end);
             }
         }
-        self.resv_ends(nodes, t, times);
+        self.resv_ends(nodes.iter().copied(), t, times);
     }
 
     /// The ends after `t` of the advanced reservations on `nodes`: a job kept
     /// off a node by one may take it then.
-    pub(super) fn resv_ends(&self, nodes: &[usize], t: f64, times: &mut Vec<f64>) {
+    pub(super) fn resv_ends(
+        &self,
+        nodes: impl IntoIterator<Item = usize>,
+        t: f64,
+        times: &mut Vec<f64>,
+    ) {
         if self.cluster.has_resv {
-            for &n in nodes {
+            for n in nodes {
                 for &(_, e, _) in &self.cluster.node_resv[n] {
                     if e > t && e.is_finite() {
                         times.push(e);
@@ -684,8 +689,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 times.push(rv.end);
             }
         }
-        let all: Vec<usize> = (0..n_nodes).collect();
-        self.resv_ends(&all, t, &mut times);
+        self.resv_ends(0..n_nodes, t, &mut times);
         'times: for tau in self.grid(t, &times) {
             let mut free: Vec<V3> = (0..n_nodes).map(|n| self.free_at(n, tau, res)).collect();
             let mut plan = Vec::with_capacity(pend.len());

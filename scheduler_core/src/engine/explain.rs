@@ -45,9 +45,10 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     /// The job's advanced reservation when its start is what `at` waits for.
+    /// (One the snapshot does not list never gets here: admission rejects its jobs.)
     fn own_resv_start(&self, j: usize, at: f64) -> Option<&crate::cluster::AdvResv<'a>> {
         let r = &self.cluster.resvs[self.cluster.jobs[j].resv? as usize];
-        (r.start >= at || !r.start.is_finite()).then_some(r)
+        (r.start >= at).then_some(r)
     }
 
     pub fn words(&self, b: &Block, j: usize) -> String {
@@ -123,10 +124,6 @@ impl<'a, 'p> Engine<'a, 'p> {
                 job.gang.map_or("?", |g| self.cluster.gangs[g])
             ),
             Block::Begin { at } => match self.own_resv_start(j, *at) {
-                Some(r) if !r.start.is_finite() => format!(
-                    "never starts: its reservation {} is not in the snapshot (ended or deleted)",
-                    r.name
-                ),
                 Some(r) => format!(
                     "waits for its reservation {}, which starts {}",
                     r.name,
@@ -182,13 +179,10 @@ impl<'a, 'p> Engine<'a, 'p> {
             Block::Fifo { head } => format!("job {} ahead in team", self.cluster.jobs[*head].id),
             Block::Gang => "gang".into(),
             Block::Begin { at } => match self.own_resv_start(j, *at) {
-                Some(r) => format!("advanced reservation {}", r.name),
+                Some(r) => r.binding(),
                 None => "begin time".into(),
             },
-            Block::AdvResv { resv, .. } => format!(
-                "advanced reservation {}",
-                self.cluster.resvs[*resv as usize].name
-            ),
+            Block::AdvResv { resv, .. } => self.cluster.resvs[*resv as usize].binding(),
             Block::Hold(_, b) => b.clone(),
             Block::Limit(b) => self.cluster.limits.binding(b),
         }

@@ -64,8 +64,8 @@ pub(super) struct PassCtx {
 
 /// The static queue split into classes of jobs that every check treats alike:
 /// same per-node shape, node count, typed GPU, partition, limit, team, QoS,
-/// QoS class, constraint, advanced reservation, and user where a per-user limit applies. A gang member is a class
-/// of its own. Members are in queue order.
+/// QoS class, constraint, advanced reservation, and user where a per-user limit
+/// applies. A gang member is a class of its own. Members are in queue order.
 pub(super) struct Classes {
     pub(super) members: Vec<Vec<usize>>,
     pub(super) rank: Vec<usize>,
