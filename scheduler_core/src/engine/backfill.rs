@@ -58,11 +58,14 @@ pub(super) struct Plan {
     pub(super) scratch: std::cell::RefCell<Scratch>,
 }
 
+/// The end of a list of parked nodes (`Scratch::parked_head`).
+const NONE: u32 = u32::MAX;
+
 /// A search's eligible nodes (and the job they were listed for: `eligible_for`)
 /// and the times its grid is made from; per eligible
 /// node, its profile cursors; the eligible nodes (as indices into `eligible`)
 /// that may take the job at the grid time (`open`) and those that cannot until
-/// a later one (`parked`, by that time's `ord_bits`); the candidates at a grid
+/// a later one (`parked_head`/`parked_next`); the candidates at a grid
 /// time; the grid times still to visit.
 #[derive(Default)]
 pub(super) struct Scratch {
@@ -71,13 +74,22 @@ pub(super) struct Scratch {
     pub(super) times: Vec<f64>,
     pub(super) cur: Vec<(usize, usize)>,
     pub(super) open: Vec<usize>,
-    pub(super) parked: BinaryHeap<Reverse<(u64, usize)>>,
+    /// The nodes parked until each grid time, as lists threaded through
+    /// `parked_next` (`NONE` ends one): a node is parked and reopened in O(1),
+    /// where a heap ordered by time spent a tenth of the search sifting (issue
+    /// #17). The order in which nodes reopen does not matter (see `open`).
+    pub(super) parked_head: Vec<u32>,
+    pub(super) parked_next: Vec<u32>,
     pub(super) cands: Vec<Scored>,
     pub(super) grid: Vec<u64>,
     /// What `grid` was made for: the search's start, the sum of its eligible
     /// nodes' `Engine::node_stamp`s, and how many of the plan's reservations
     /// it holds the ends of (see `earliest_profiled`).
     pub(super) grid_for: Option<(u64, u64, usize)>,
+    /// The searches made on `grid` as it is now: per search, the job's node
+    /// count, limit and per-node need, and the grid time it found
+    /// (`ord_bits`), or `u64::MAX` if none. See `earliest_profiled`.
+    pub(super) bounds: Vec<(usize, f64, V3, u64)>,
 }
 
 /// A node's free capacity over time under a plan, as a step function: `free[i]`
@@ -128,11 +140,18 @@ impl Profile {
         (need, bits): (&V3, [u64; 3]),
         mut value: impl FnMut(&mut Profile, usize) -> V3,
     ) -> usize {
-        let memo = self.fit_memo[slot].filter(|m| m.need == bits && k <= m.at);
-        if let Some(m) = memo.filter(|m| m.lo <= k) {
-            return m.at;
-        }
-        let stop = memo.map_or(self.at.len(), |m| m.lo);
+        // Read in place: a copy of the memo, read back at once in other widths,
+        // stalled on store forwarding (issue #17).
+        let memo = match &self.fit_memo[slot] {
+            Some(m) if m.need == bits && k <= m.at => {
+                if m.lo <= k {
+                    return m.at;
+                }
+                Some((m.lo, m.at))
+            }
+            _ => None,
+        };
+        let stop = memo.map_or(self.at.len(), |m| m.0);
         let mut i = k;
         while i < stop && !fits(&value(self, i), need) {
             i += 1;
@@ -140,7 +159,7 @@ impl Profile {
         let found = if i < stop {
             i
         } else {
-            memo.map_or(stop, |m| m.at)
+            memo.map_or(stop, |m| m.1)
         };
         self.fit_memo[slot] = Some(FitMemo {
             need: bits,
@@ -167,9 +186,13 @@ impl Profile {
             self.at.partition_point(|&y| y < start)
         };
         self.start[i] = true;
-        for f in self.free.iter_mut().take(k).skip(i).flatten() {
-            for d in 0..3 {
-                f[d] -= need[d];
+        // A plain slice loop: `iter_mut().take(k).skip(i).flatten()` compiled to
+        // several times the instructions of the sums (issue #17).
+        if i < k {
+            for f in self.free[i..k].iter_mut().flatten() {
+                for d in 0..3 {
+                    f[d] -= need[d];
+                }
             }
         }
     }
@@ -327,7 +350,12 @@ impl<'a, 'p> Engine<'a, 'p> {
             at.push(rv.start);
             at.push(rv.end);
         });
-        at.sort_unstable_by(f64::total_cmp);
+        // Mostly one running job and no reservation yet (a pass's first search
+        // fills every profile): already sorted, which a check sees for less
+        // than the sort's call (issue #17).
+        if !at.is_sorted_by(|a, b| a.total_cmp(b).is_le()) {
+            at.sort_unstable_by(f64::total_cmp);
+        }
         at.dedup_by(|a, b| a == b);
         start.clear();
         start.resize(at.len(), false);
@@ -447,6 +475,9 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// `earliest` under conservative backfill, reading each eligible node's
     /// `Profile` instead of summing its reservations again at every grid time;
     /// the same candidates, scores and choice (issue #17).
+    // Out of line: inlined into `reserve`, it made EASY's path through there
+    // (which never takes it) a few percent slower.
+    #[inline(never)]
     pub(super) fn earliest_profiled(
         &self,
         j: usize,
@@ -464,10 +495,12 @@ impl<'a, 'p> Engine<'a, 'p> {
             times,
             cur,
             open,
-            parked,
+            parked_head,
+            parked_next,
             cands,
             grid,
             grid_for,
+            bounds,
         } = &mut *sc;
         // As `earliest` makes them, in the plan's buffers. Which nodes a job may
         // use depends on its GPU type, partition and constraint alone (and on
@@ -518,7 +551,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         // order (ties go to the node index), whatever order they come in.
         open.clear();
         open.extend(0..eligible.len());
-        parked.clear();
+        parked_next.resize(eligible.len(), NONE);
         // The first breakpoint from `k` at which `need` fits (its free capacity
         // is short at every one between), or INF: a node short at `k` is short
         // at every grid time up to there. Reservations come back to back on a
@@ -529,7 +562,8 @@ impl<'a, 'p> Engine<'a, 'p> {
             p.at.get(found).copied().unwrap_or(INF)
         };
         // One buffer for every grid time: `pick` finds nothing with fewer than `nn`
-        // candidates, so it is given a copy only when there are enough.
+        // candidates, so it is called only when there are enough, and then it
+        // takes the buffer (a search picks once, at its end).
         // `grid(t, times)`, in the plan's buffer, sorted whole rather than
         // popped from a heap: a search reads about half of its grid times, and
         // one sort of the keys costs less than that many pops (issue #17).
@@ -555,6 +589,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 }
             }
             _ => {
+                bounds.clear();
                 times.clear();
                 self.change_times(eligible, t, res, times);
                 grid.clear();
@@ -564,15 +599,35 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
         }
         *grid_for = Some((t.to_bits(), stamps, res.res.len()));
+        // A search on this grid for a job asking no more (as many nodes or
+        // fewer, each needing no more, for no longer) found nothing before its
+        // time, and this job cannot start before it either: nothing has been
+        // freed since (no job started or ended on these nodes, and reservations
+        // only take room), and the grid times added since (ends of reservations
+        // made since, none before the first grid time) lie between times that
+        // search read, where room only shrinks. So the search starts there, or
+        // is over if that search found nothing (issue #17: a pass's searches
+        // for jobs of one shape read the same short grid times again).
+        let lb = bounds
+            .iter()
+            .filter(|b| b.0 <= nn && b.1 <= dur && (0..3).all(|d| b.2[d] <= need[d]))
+            .map(|b| b.3)
+            .max()
+            .unwrap_or(0);
+        if lb == u64::MAX {
+            bounds.push((nn, dur, need, u64::MAX));
+            return None;
+        }
+        parked_head.clear();
+        parked_head.resize(grid.len(), NONE);
+        let first = grid.partition_point(|&g| g < lb);
         let mut found = None;
-        for &k in grid.iter() {
+        for (gi, &k) in grid.iter().enumerate().skip(first) {
             let tau = from_ord_bits(k);
-            while let Some(&Reverse((until, i))) = parked.peek() {
-                if until > k {
-                    break;
-                }
-                parked.pop();
-                open.push(i);
+            let mut x = parked_head[gi];
+            while x != NONE {
+                open.push(x as usize);
+                x = parked_next[x as usize];
             }
             // Fewer nodes than the job needs can take it here: nothing to read.
             // (A node's cursors stay valid for any later grid time.)
@@ -649,18 +704,33 @@ impl<'a, 'p> Engine<'a, 'p> {
                         kept += 1;
                     }
                     // Grid times are finite: a node blocked for good is dropped.
-                    Some(u) if u < INF => parked.push(Reverse((ord_bits(u), i))),
+                    Some(u) if u < INF => {
+                        // Parked until the first grid time at or after `u` (which
+                        // is past `tau`); past the last, for good.
+                        let key = ord_bits(u);
+                        let b = gi + 1 + grid[gi + 1..].partition_point(|&g| g < key);
+                        if b < grid.len() {
+                            parked_next[i] = parked_head[b];
+                            parked_head[b] = i as u32;
+                        }
+                    }
                     Some(_) => {}
                 }
             }
             open.truncate(kept);
             if cands.len() >= nn {
-                if let Some(v) = pick(cands.clone(), nn) {
+                if let Some(v) = pick(std::mem::take(cands), nn) {
                     found = Some((tau, v));
                     break;
                 }
             }
         }
+        bounds.push((
+            nn,
+            dur,
+            need,
+            found.as_ref().map_or(u64::MAX, |f| ord_bits(f.0)),
+        ));
         found
     }
 
