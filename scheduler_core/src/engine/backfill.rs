@@ -319,6 +319,32 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     /// Does `need` on node `n` over [from, to) stay clear of every reservation?
     pub(super) fn clear_of(&self, n: usize, from: f64, to: f64, need: &V3, plan: &Plan) -> bool {
+        // Under conservative backfill, from the node's profile when it is up to
+        // date: its breakpoints hold each reservation start, with `free_at`
+        // there (bit for bit), where the loop below sums the node's running
+        // jobs and reservations again for each start (issue #17). Not while a
+        // search holds the profiles (a gang's search calls this).
+        if plan.indexed {
+            if let Ok(mut pr) = plan.profiles.try_borrow_mut() {
+                if let Some(p) = pr
+                    .get_mut(n)
+                    .filter(|p| p.live && p.stamp == self.node_stamp[n])
+                {
+                    let mut i = p.at.partition_point(|&x| x < from);
+                    while i < p.at.len() && p.at[i] < to {
+                        if p.start[i] {
+                            let f =
+                                *p.free[i].get_or_insert_with(|| self.free_at(n, p.at[i], plan));
+                            if !fits(&f, need) {
+                                return false;
+                            }
+                        }
+                        i += 1;
+                    }
+                    return true;
+                }
+            }
+        }
         let mut clear = true;
         plan.each_on(n, |rv| {
             if clear && rv.start >= from && rv.start < to {
