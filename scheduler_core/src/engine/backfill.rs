@@ -1,7 +1,7 @@
 //! Backfill: reservations and the plan holding them, free capacity over time (profiles), and the earliest start of a job or gang.
 
 use super::pass::PassCtx;
-use super::placement::{pick, Scored};
+use super::placement::{pick, score_cmp, Scored};
 use super::*;
 
 pub(super) struct Reservation {
@@ -80,7 +80,10 @@ pub(super) struct Scratch {
     /// #17). The order in which nodes reopen does not matter (see `open`).
     pub(super) parked_head: Vec<u32>,
     pub(super) parked_next: Vec<u32>,
+    /// Candidates at a grid time, by index into `eligible` (ascending as the
+    /// node numbers are, so ties fall the same way), and which `nn` were chosen.
     pub(super) cands: Vec<Scored>,
+    pub(super) chosen: Vec<bool>,
     pub(super) grid: Vec<u64>,
     /// What `grid` was made for: the search's start, the sum of its eligible
     /// nodes' `Engine::node_stamp`s, and how many of the plan's reservations
@@ -524,6 +527,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             parked_head,
             parked_next,
             cands,
+            chosen,
             grid,
             grid_for,
             bounds,
@@ -587,9 +591,8 @@ impl<'a, 'p> Engine<'a, 'p> {
             let found = p.first_fit(slot, k, (&need, need_bits), |p, i| value(p, n, i));
             p.at.get(found).copied().unwrap_or(INF)
         };
-        // One buffer for every grid time: `pick` finds nothing with fewer than `nn`
-        // candidates, so it is called only when there are enough, and then it
-        // takes the buffer (a search picks once, at its end).
+        // One buffer of candidates for every grid time: a pick needs `nn` of
+        // them, so it is made only when there are enough (once, at the end).
         // `grid(t, times)`, in the plan's buffer, sorted whole rather than
         // popped from a heap: a search reads about half of its grid times, and
         // one sort of the keys costs less than that many pops (issue #17).
@@ -725,7 +728,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                         } else {
                             s
                         };
-                        cands.push((s, n));
+                        cands.push((s, i));
                         open[kept] = i;
                         kept += 1;
                     }
@@ -745,10 +748,31 @@ impl<'a, 'p> Engine<'a, 'p> {
             }
             open.truncate(kept);
             if cands.len() >= nn {
-                if let Some(v) = pick(std::mem::take(cands), nn) {
-                    found = Some((tau, v));
-                    break;
+                // `pick`, on eligible indices: the `nn` least by `score_cmp`,
+                // then in node order. When they are a good share of the
+                // eligible nodes, marked and read off in order instead of
+                // sorted: the sort was a thirtieth of the run (issue #17).
+                if nn > 0 && nn < cands.len() {
+                    cands.select_nth_unstable_by(nn - 1, score_cmp);
                 }
+                let best = &cands[..nn];
+                let v: Vec<usize> = if eligible.len() <= 8 * nn {
+                    chosen.clear();
+                    chosen.resize(eligible.len(), false);
+                    for c in best {
+                        chosen[c.1] = true;
+                    }
+                    (0..eligible.len())
+                        .filter(|&i| chosen[i])
+                        .map(|i| eligible[i])
+                        .collect()
+                } else {
+                    let mut v: Vec<usize> = best.iter().map(|c| eligible[c.1]).collect();
+                    v.sort_unstable();
+                    v
+                };
+                found = Some((tau, v));
+                break;
             }
         }
         bounds.push((
