@@ -89,6 +89,10 @@ pub(super) struct Scratch {
     /// nodes' `Engine::node_stamp`s, and how many of the plan's reservations
     /// it holds the ends of (see `earliest_profiled`).
     pub(super) grid_for: Option<(u64, u64, usize)>,
+    /// The `Engine::node_epoch` at which the eligible nodes' profiles were
+    /// last found up to date, and their stamps' sum then: until a node
+    /// changes, the next search with these nodes need not look again.
+    pub(super) checked: Option<(u64, u64)>,
     /// The searches made on `grid` as it is now: per search, the job's node
     /// count, limit and per-node need, and the grid time it found
     /// (`ord_bits`), or `u64::MAX` if none. See `earliest_profiled`.
@@ -291,6 +295,7 @@ impl Plan {
         let sc = self.scratch.get_mut();
         sc.eligible_for = None;
         sc.grid_for = None;
+        sc.checked = None;
         self.profiles
             .get_mut()
             .iter_mut()
@@ -530,6 +535,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             chosen,
             grid,
             grid_for,
+            checked,
             bounds,
         } = &mut *sc;
         // As `earliest` makes them, in the plan's buffers. Which nodes a job may
@@ -548,22 +554,33 @@ impl<'a, 'p> Engine<'a, 'p> {
             );
             *eligible_for = Some(j);
             *grid_for = None;
+            *checked = None;
         }
         let unit = if need[GPU] > 0.0 { GPU } else { CPU };
         let mut pr = res.profiles.borrow_mut();
         if pr.len() < self.cluster.nodes.len() {
             pr.resize_with(self.cluster.nodes.len(), Profile::default);
         }
-        // The eligible nodes' stamps, summed in the same sweep (for `grid_for`).
-        let mut stamps = 0u64;
-        for &n in eligible.iter() {
-            let stamp = self.node_stamp[n];
-            stamps = stamps.wrapping_add(stamp);
-            let p = &mut pr[n];
-            if !p.live || p.stamp != stamp {
-                self.fill_profile(n, res, p);
+        // The eligible nodes' stamps, summed in the same sweep (for `grid_for`),
+        // unless no node changed since the last search found them up to date
+        // (reservations since keep them so): a deep queue's searches come one
+        // after another with nothing started between (issue #17).
+        let stamps = match *checked {
+            Some((epoch, sum)) if epoch == self.node_epoch => sum,
+            _ => {
+                let mut stamps = 0u64;
+                for &n in eligible.iter() {
+                    let stamp = self.node_stamp[n];
+                    stamps = stamps.wrapping_add(stamp);
+                    let p = &mut pr[n];
+                    if !p.live || p.stamp != stamp {
+                        self.fill_profile(n, res, p);
+                    }
+                }
+                *checked = Some((self.node_epoch, stamps));
+                stamps
             }
-        }
+        };
         let value = |p: &mut Profile, n: usize, i: usize| -> V3 {
             *p.free[i].get_or_insert_with(|| self.free_at(n, p.at[i], res))
         };

@@ -65,6 +65,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             self.best.set(n, &self.cluster.nodes[n].free);
             self.cluster.nodes[n].running.push(j);
             self.node_stamp[n] += 1;
+            self.node_epoch += 1;
         }
         self.account(j, 1.0);
         self.seq += 1;
@@ -113,6 +114,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             self.best.set(n, &self.cluster.nodes[n].free);
             self.cluster.nodes[n].running.retain(|&r| r != j);
             self.node_stamp[n] += 1;
+            self.node_epoch += 1;
         }
         self.cluster.jobs[j].nodes = nodes;
         self.account(j, -1.0);

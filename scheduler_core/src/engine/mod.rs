@@ -174,6 +174,8 @@ pub struct Engine<'a, 'p> {
     /// Per node, bumped whenever a job starts or stops on it: a `Profile` made
     /// before is stale.
     node_stamp: Vec<u64>,
+    /// Bumped with every `node_stamp`: no node changed while it holds.
+    node_epoch: u64,
     /// The last pass's plan under conservative backfill, for the next to reuse
     /// its buffers (`Plan::reset`).
     spare_plan: Option<Plan>,
@@ -237,6 +239,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             unfit_shapes: ShapeSet::new(0),
             victims: BTreeMap::new(),
             node_stamp: Vec::new(),
+            node_epoch: 0,
             spare_plan: None,
         };
         e.node_stamp = vec![0; e.cluster.nodes.len()];
