@@ -216,7 +216,21 @@ impl Profile {
         let i = match self.at.last() {
             Some(&l) if l < x => self.at.len(),
             Some(&l) if l == x => self.at.len() - 1,
-            _ => self.at.partition_point(|&y| y < x),
+            // Else mostly a few breakpoints from the end: scanned back, where
+            // a binary search waited on each of its loads in turn.
+            None => 0,
+            _ => {
+                let mut i = self.at.len() - 1;
+                let stop = i.saturating_sub(8);
+                while i > stop && self.at[i - 1] >= x {
+                    i -= 1;
+                }
+                if i > 0 && self.at[i - 1] >= x {
+                    self.at[..i].partition_point(|&y| y < x)
+                } else {
+                    i
+                }
+            }
         };
         if i == self.at.len() {
             // Past the last breakpoint (most points): appended, not inserted,
@@ -976,6 +990,24 @@ mod tests {
                     .unwrap_or(p.at.len());
                 assert_eq!(got, walk, "round {round}, from {k}, need {want_cpus}");
             }
+        }
+    }
+
+    #[test]
+    fn point_finds_a_time_near_the_end_and_far_from_it() {
+        let mut p = Profile::default();
+        for k in 0..20 {
+            p.point(10.0 * f64::from(k));
+        }
+        // Before the first, on one, between two, within the last eight and
+        // further back (where the scan gives way to a search), after the last.
+        for x in [-5.0, 0.0, 5.0, 15.0, 100.0, 105.0, 185.0, 190.0, 195.0, 250.0] {
+            let want = p.at.partition_point(|&y| y < x);
+            let i = p.point(x);
+            assert_eq!(i, want, "at {x}");
+            assert_eq!(p.at[i], x);
+            assert!(p.at.windows(2).all(|w| w[0] < w[1]), "{:?}", p.at);
+            assert_eq!((p.free.len(), p.start.len()), (p.at.len(), p.at.len()));
         }
     }
 
