@@ -55,16 +55,22 @@ def core_events(cluster: Snapshot, jobs: list[SimJob], policy: Policy) -> list[t
             else (e.time, e.kind, e.job_id) for e in r.events]
 
 
+def matches_reference(cluster: Snapshot, jobs: list[SimJob], policy: Policy) -> list[tuple]:
+    """The core's events, asserted equal to the reference's; for the caller's own checks."""
+    got = core_events(cluster, jobs, policy)
+    want = ref.simulate(msgspec.to_builtins(cluster), msgspec.to_builtins(jobs),
+                        msgspec.to_builtins(policy), start=0.0)
+    assert got == want
+    return got
+
+
 @pytest.mark.parametrize("max_test", [100, 3])
 def test_conservative_matches_the_reference_on_a_deep_queue(
         workload: tuple[Snapshot, list[SimJob]], max_test: int) -> None:
     cluster, jobs = workload
     policy = Policy(weights=FCFS, backfill="conservative", bf_resolution=1.0,
                     bf_max_job_test=max_test, preemption=False)
-    got = core_events(cluster, jobs, policy)
-    want = ref.simulate(msgspec.to_builtins(cluster), msgspec.to_builtins(jobs),
-                        msgspec.to_builtins(policy), start=0.0)
-    assert got == want
+    got = matches_reference(cluster, jobs, policy)
     starts = {e[2]: e[0] for e in got if e[1] == "start"}
     assert len(starts) == JOBS
     waited = sum(1 for j in jobs if starts[j.id] > j.submit_time)
@@ -97,10 +103,7 @@ def test_a_job_ending_early_pulls_later_reservations_earlier() -> None:
             job("D", 3, 20, 20, 1)]  # behind B too: one node, no room before
     policy = Policy(weights=FCFS, backfill="conservative", bf_resolution=1.0,
                     preemption=False)
-    got = core_events(cluster, jobs, policy)
-    want = ref.simulate(msgspec.to_builtins(cluster), msgspec.to_builtins(jobs),
-                        msgspec.to_builtins(policy), start=0.0)
-    assert got == want
+    got = matches_reference(cluster, jobs, policy)
     starts = {e[2]: e[0] for e in got if e[1] == "start"}
     assert starts == {"A": 0.0, "B": 100.0, "C": 150.0, "D": 150.0}
 
@@ -117,10 +120,7 @@ def test_conservative_matches_the_reference_when_jobs_end_early(
     assert all(j.time_limit > j.duration for j in jobs)
     policy = Policy(weights=FCFS, backfill="conservative", bf_resolution=1.0,
                     bf_max_job_test=max_test, preemption=False)
-    got = core_events(cluster, jobs, policy)
-    want = ref.simulate(msgspec.to_builtins(cluster), msgspec.to_builtins(jobs),
-                        msgspec.to_builtins(policy), start=0.0)
-    assert got == want
+    got = matches_reference(cluster, jobs, policy)
     starts = {e[2]: e[0] for e in got if e[1] == "start"}
     assert len(starts) == JOBS
     # Every job ends before its limit, so a job that waited and starts when another
@@ -139,10 +139,7 @@ def test_conservative_matches_the_reference_on_32_nodes() -> None:
     cluster, jobs = nasa_workload(32, n_jobs)
     policy = Policy(weights=FCFS, backfill="conservative", bf_resolution=1.0,
                     bf_max_job_test=100, preemption=False)
-    got = core_events(cluster, jobs, policy)
-    want = ref.simulate(msgspec.to_builtins(cluster), msgspec.to_builtins(jobs),
-                        msgspec.to_builtins(policy), start=0.0)
-    assert got == want
+    got = matches_reference(cluster, jobs, policy)
     starts = {e[2]: e[0] for e in got if e[1] == "start"}
     assert len(starts) == n_jobs
 
@@ -175,10 +172,7 @@ def test_conservative_matches_the_reference_with_mixed_needs(resolution: float) 
     cluster = Snapshot(nodes=[Node(name=f"n{i}", capacity={"cpu": 4.0}) for i in range(4)])
     policy = Policy(weights=FCFS, backfill="conservative", bf_resolution=resolution,
                     bf_max_job_test=100, preemption=False)
-    got = core_events(cluster, jobs, policy)
-    want = ref.simulate(msgspec.to_builtins(cluster), msgspec.to_builtins(jobs),
-                        msgspec.to_builtins(policy), start=0.0)
-    assert got == want
+    got = matches_reference(cluster, jobs, policy)
     starts = {e[2]: e[0] for e in got if e[1] == "start"}
     assert len(starts) == len(jobs) == 300
     # Queues form: a score of jobs wait over ten minutes, behind reservations.
