@@ -1001,7 +1001,9 @@ mod tests {
         }
         // Before the first, on one, between two, within the last eight and
         // further back (where the scan gives way to a search), after the last.
-        for x in [-5.0, 0.0, 5.0, 15.0, 100.0, 105.0, 185.0, 190.0, 195.0, 250.0] {
+        for x in [
+            -5.0, 0.0, 5.0, 15.0, 100.0, 105.0, 185.0, 190.0, 195.0, 250.0,
+        ] {
             let want = p.at.partition_point(|&y| y < x);
             let i = p.point(x);
             assert_eq!(i, want, "at {x}");
