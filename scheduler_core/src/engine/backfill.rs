@@ -61,6 +61,9 @@ pub(super) struct Plan {
 /// The end of a list of parked nodes (`Scratch::parked_head`).
 const NONE: u32 = u32::MAX;
 
+/// The most `Scratch::bounds` kept for one grid.
+const MAX_BOUNDS: usize = 64;
+
 /// A search's eligible nodes (and the job they were listed for: `eligible_for`)
 /// and the times its grid is made from; per eligible
 /// node, its profile cursors; the eligible nodes (as indices into `eligible`)
@@ -93,7 +96,8 @@ pub(super) struct Scratch {
     /// last found up to date, and their stamps' sum then: until a node
     /// changes, the next search with these nodes need not look again.
     pub(super) checked: Option<(u64, u64)>,
-    /// The searches made on `grid` as it is now: per search, the job's node
+    /// Searches made on `grid` as it is now (those that told more than the
+    /// bounds before them, up to `MAX_BOUNDS`): per search, the job's node
     /// count, limit and per-node need, and the grid time it found
     /// (`ord_bits`), or `u64::MAX` if none. See `earliest_profiled`.
     pub(super) bounds: Vec<(usize, f64, V3, u64)>,
@@ -675,7 +679,6 @@ impl<'a, 'p> Engine<'a, 'p> {
             .max()
             .unwrap_or(0);
         if lb == u64::MAX {
-            bounds.push((nn, dur, need, u64::MAX));
             return None;
         }
         parked_head.clear();
@@ -806,12 +809,14 @@ impl<'a, 'p> Engine<'a, 'p> {
                 break;
             }
         }
-        bounds.push((
-            nn,
-            dur,
-            need,
-            found.as_ref().map_or(u64::MAX, |f| ord_bits(f.0)),
-        ));
+        // Kept only if it tells a later search more than the bounds it was
+        // given (a run of jobs of one shape keeps one), and at most
+        // `MAX_BOUNDS`: each search reads them all, and a deep queue whose
+        // searches find nothing would otherwise make that quadratic.
+        let key = found.as_ref().map_or(u64::MAX, |f| ord_bits(f.0));
+        if key > lb && bounds.len() < MAX_BOUNDS {
+            bounds.push((nn, dur, need, key));
+        }
         found
     }
 
