@@ -343,6 +343,13 @@ impl<'a, 'p> Engine<'a, 'p> {
         f
     }
 
+    /// Node `n`'s free capacity at its profile's breakpoint `i`: the value
+    /// kept there, or `free_at` made and kept when first read.
+    #[inline(always)]
+    pub(super) fn profile_value(&self, n: usize, p: &mut Profile, i: usize, plan: &Plan) -> V3 {
+        *p.free[i].get_or_insert_with(|| self.free_at(n, p.at[i], plan))
+    }
+
     /// Does `need` on node `n` over [from, to) stay clear of every reservation?
     pub(super) fn clear_of(&self, n: usize, from: f64, to: f64, need: &V3, plan: &Plan) -> bool {
         // Under conservative backfill, from the node's profile when it is up to
@@ -358,12 +365,8 @@ impl<'a, 'p> Engine<'a, 'p> {
                 {
                     let mut i = p.at.partition_point(|&x| x < from);
                     while i < p.at.len() && p.at[i] < to {
-                        if p.start[i] {
-                            let f =
-                                *p.free[i].get_or_insert_with(|| self.free_at(n, p.at[i], plan));
-                            if !fits(&f, need) {
-                                return false;
-                            }
+                        if p.start[i] && !fits(&self.profile_value(n, p, i, plan), need) {
+                            return false;
                         }
                         i += 1;
                     }
@@ -599,9 +602,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 stamps
             }
         };
-        let value = |p: &mut Profile, n: usize, i: usize| -> V3 {
-            *p.free[i].get_or_insert_with(|| self.free_at(n, p.at[i], res))
-        };
+        let value = |p: &mut Profile, n: usize, i: usize| self.profile_value(n, p, i, res);
         // Per eligible node, two cursors into its profile, which only move forward
         // as the grid times ascend: the first breakpoint at or after `tau`, and
         // the first reservation start from there at which `need` does not fit.
