@@ -118,6 +118,43 @@ def main() -> None:
     print(f"\n50k jobs x 2,000 nodes: core {target:.1f} ms, with crossing (lazy) {whole:.1f} ms "
           f"(target <= 100 ms incl. crossing: {'met' if whole <= 100 else 'NOT met'})")
     print("total* = encode + core + lazy wrap; speed-up = reference / total (list decode)")
+    windows_bench(policy, args.repeat)
+
+
+WINDOW_JOBS, WINDOW_NODES = 5_000, 500
+
+
+def with_history(snap: Snapshot) -> Snapshot:
+    """Every job given an estimate and a few past runs below its limit, as the Slurm
+    collector gives them (collectors/slurm/runtimes.py): what windows sample from."""
+    jobs = []
+    for i, j in enumerate(snap.jobs):
+        limit = j.time_limit or 3600.0
+        runs = [limit * (0.3 + 0.1 * ((i + k) % 6)) for k in range(4)]
+        jobs.append(msgspec.structs.replace(j, runtime_estimate=sum(runs) / len(runs),
+                                            runtime_basis="bench", runtime_history=runs))
+    return msgspec.structs.replace(snap, jobs=jobs)
+
+
+def windows_bench(policy: scheduler_core.Policy, repeat: int) -> None:
+    """predict_windows on a 5k-job queue: the plan made once per sample, so the time
+    is about samples x one plan; quotatop predict's default --samples must keep it
+    within 1 s (issue #31)."""
+    from quotatop.commands.predict import DEFAULT_SAMPLES
+
+    snap = with_history(make_snapshot(WINDOW_JOBS, WINDOW_NODES))
+    data = msgspec.msgpack.encode(snap)
+    est = msgspec.msgpack.encode(msgspec.structs.replace(policy, runtimes="estimate"))
+    one = best(lambda: scheduler_core.predict_msgpack(data, est, 86400.0), repeat)
+    print(f"\nstart windows, {WINDOW_JOBS} pending x {WINDOW_NODES} nodes "
+          f"(runtimes=estimate, with history); one plan {one:.1f} ms")
+    for samples in sorted({8, 16, 32, 64, DEFAULT_SAMPLES}):
+        ms = best(lambda n=samples: scheduler_core.predict_windows(snap, est, 86400.0, n), repeat)
+        mark = " (predict's default)" if samples == DEFAULT_SAMPLES else ""
+        print(f"  {samples:>3} samples: {ms:7.1f} ms, x{ms / one:5.1f} one plan{mark}")
+    ms = best(lambda: scheduler_core.predict_windows(snap, est, 86400.0, DEFAULT_SAMPLES), repeat)
+    print(f"windows at the default {DEFAULT_SAMPLES} samples: {ms:.0f} ms "
+          f"(target <= 1000 ms: {'met' if ms <= 1000 else 'NOT met'})")
 
 
 if __name__ == "__main__":

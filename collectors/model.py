@@ -170,6 +170,10 @@ class Job(Struct, kw_only=True, omit_defaults=True, gc=False):
     exclusive: bool = False  # the job takes its nodes whole
     runtime_estimate: float | None = None  # seconds the job is expected to run in all
     runtime_basis: str | None = None  # how that estimate was made, in words
+    # The run times (seconds) of the past runs the estimate was made from, newest first:
+    # what the source knows of how long this job may run, which the core samples to
+    # give a start window rather than one instant (docs/predict.md, "Start windows").
+    runtime_history: list[float] = []
     reservation: str | None = None  # the advanced reservation it asked for (--reservation)
 
 

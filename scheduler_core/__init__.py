@@ -19,6 +19,7 @@ from quotatop.scheduler_core._core import (
     fifo_simulate,
     predict_msgpack,
     predict_rows_msgpack,
+    predict_windows_msgpack,
     simulate_msgpack,
     snapshot_stats,
 )
@@ -34,6 +35,7 @@ from quotatop.scheduler_core.types import (
     SimJob,
     SimResult,
     SimResultWire,
+    StartWindow,
     UsageSample,
 )
 
@@ -50,6 +52,7 @@ __all__ = [
     "SimEvent",
     "SimJob",
     "SimResult",
+    "StartWindow",
     "UsageSample",
     "__version__",
     "check_policy",
@@ -57,6 +60,7 @@ __all__ = [
     "fifo_simulate",
     "predict",
     "predict_batch",
+    "predict_windows",
     "simulate",
     "simulate_msgpack",
     "snapshot_stats",
@@ -67,6 +71,7 @@ _predictions = msgspec.msgpack.Decoder(list[Prediction])
 _sim_result = msgspec.msgpack.Decoder(SimResultWire)
 _prediction = msgspec.msgpack.Decoder(Prediction)
 _fairshare = msgspec.msgpack.Decoder(list[FairShareRow])
+_windows = msgspec.msgpack.Decoder(list[StartWindow])
 
 
 class PredictionBatch(Sequence[Prediction]):
@@ -147,6 +152,22 @@ def predict_batch(snapshot: bytes | msgspec.Struct, policy: Policy | bytes | Non
     data = snapshot if isinstance(snapshot, bytes) else _encoder.encode(snapshot)
     with _one_line_errors():
         return PredictionBatch(*predict_rows_msgpack(data, encode_policy(policy), float(horizon)))
+
+
+def predict_windows(snapshot: bytes | msgspec.Struct, policy: Policy | bytes | None = None,
+                    horizon: float = 86400.0, samples: int = 32,
+                    seed: int = 0) -> list[StartWindow]:
+    """Each pending job's start window, in queue order: the plan made ``samples`` times
+    with every job's run time drawn from its history (src/windows.rs says how), and the
+    10th, 50th and 90th percentile of its start over those plans (None where that share
+    of the plans starts it beyond ``horizon``). The same seed gives the same windows."""
+    data = snapshot if isinstance(snapshot, bytes) else _encoder.encode(snapshot)
+    if not 1 <= samples <= 100_000:
+        raise ValueError(f"samples {samples} must be between 1 and 100000")
+    with _one_line_errors():
+        return _windows.decode(predict_windows_msgpack(
+            data, encode_policy(policy), float(horizon), int(samples),
+            int(seed) & 0xFFFF_FFFF_FFFF_FFFF))
 
 
 def simulate(jobs: Sequence[SimJob] | bytes, policy: Policy | bytes | None = None, *,

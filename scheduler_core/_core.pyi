@@ -19,6 +19,12 @@ def predict_rows_msgpack(snapshot: bytes, policy: bytes, horizon: float) -> tupl
     """Like predict_msgpack, but (concatenated msgpack Prediction rows, little-endian
     u64 offsets of each row plus the end): rows are decoded only when read."""
 
+def predict_windows_msgpack(snapshot: bytes, policy: bytes, horizon: float, samples: int,
+                            seed: int) -> bytes:
+    """msgpack list of (job_id, p10, p50, p90) start windows of every pending job, in
+    queue order, over ``samples`` plans with run times drawn from each job's history
+    (decode with quotatop.scheduler_core.types.StartWindow). ValueError on bad input."""
+
 def fairshare_msgpack(snapshot: bytes, policy: bytes) -> bytes:
     """msgpack Snapshot + msgpack Policy -> msgpack list of FairShareRow arrays (team,
     raw_shares, raw_usage, norm_shares, norm_usage, level_fs, factor), in team order.

@@ -35,6 +35,16 @@ class FairShareRow(Struct, array_like=True, frozen=True, gc=False):
     factor: float  # 0..1, what its jobs' fair-share factor is before the weight
 
 
+class StartWindow(Struct, array_like=True, frozen=True, gc=False):
+    """A pending job's start over many plans with sampled run times (``predict_windows``):
+    epoch seconds, None where that share of the plans starts it beyond the horizon."""
+
+    job_id: str
+    p10: float | None
+    p50: float | None
+    p90: float | None
+
+
 class Preemption(Struct, array_like=True, frozen=True, gc=False):
     job_id: str
     mode: str  # requeue | suspend | cancel

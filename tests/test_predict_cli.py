@@ -93,6 +93,23 @@ def test_runtime_estimates_move_starts_and_limit_mode_ignores_them(
     assert rows["3"]["runtime"] == pytest.approx(300.0)
 
 
+def test_windows_come_from_the_running_jobs_history(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Job 1 (started at T-10) ran 30, 40 and 50 s before: job 3 waits for it, so its
+    # window lies about T+20..T+40; job 2 starts now, and its window is that instant.
+    snap = _snapshot(SITE, estimate=40.0)
+    snap.jobs[0].runtime_history = [30.0, 40.0, 50.0]
+    rows = {r["job_id"]: r for r in _predict(tmp_path, capsys, snap)["jobs"]}
+    assert rows["2"]["predicted_start_p10"] == rows["2"]["predicted_start_p90"] == T
+    lo, mid, hi = (rows["3"][f"predicted_start_p{q}"] for q in (10, 50, 90))
+    assert T + 10 < lo < mid < hi < T + 60
+    assert lo <= rows["3"]["predicted_start"] <= hi
+    for flags in (["--samples", "0"], ["--runtimes", "limit"]):
+        (tmp_path / "r.qtr").unlink()
+        rows = {r["job_id"]: r for r in _predict(tmp_path, capsys, snap, *flags)["jobs"]}
+        assert rows["3"]["predicted_start_p10"] is None, flags
+
+
 def test_csv_has_the_documented_header(tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     rec = _record(tmp_path / "r.qtr", _snapshot(SITE))
@@ -110,6 +127,7 @@ def test_csv_has_the_documented_header(tmp_path: Path,
     (["--source", "demo", "--horizon", "nan"], "--horizon"),
     (["--source", "slurm", "x"], "takes no file"),
     (["--source", "replay"], "needs a file"),
+    (["--source", "demo", "--samples", "-1"], "--samples"),
 ])
 def test_bad_flags_are_one_line(flags: list[str], words: str,
                                 capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import re
 import sys
 import threading
 from collections.abc import AsyncIterator
@@ -200,6 +201,31 @@ async def test_queue_filter_sort_and_detail(monkeypatch: pytest.MonkeyPatch) -> 
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, JobDetailScreen)
+
+
+async def test_job_detail_shows_the_start_window_from_sampled_plans() -> None:
+    # With the core: the detail of a pending job samples its start window in a worker
+    # and shows it as clock times ("HH:MM–HH:MM UTC, likely HH:MM"), or, for a job
+    # the plans all start at one instant, that instant.
+    async with running() as (app, pilot):
+        await pilot.press("slash")
+        await pilot.pause()
+        await pilot.press(*"state:pend")
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("g", "enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, JobDetailScreen)
+        for _ in range(100):
+            if not isinstance(screen.window, str):
+                break
+            await pilot.pause(0.05)
+        detail = screen_text(app)
+        assert "start window" in detail
+        clock = r"(now|(\d\d-\d\d )?\d\d:\d\d)"
+        assert re.search(rf"start window\s+({clock}(–{clock})? UTC(, likely {clock})?"
+                         r"|beyond the horizon)", detail), detail
 
 
 async def test_queue_cursor_keys_and_mouse() -> None:

@@ -577,7 +577,8 @@ class QuotatopApp(HabitsMixin, App[None]):
         if self.data is None:
             return
         self.push_screen(JobDetailScreen(event.job, self.data.predictions.get(event.job),
-                                         self.data.derived.unit, self.data.now))
+                                         self.data.derived.unit, self.data.now,
+                                         snap=self.data.snap))
 
 
 def _live_written_at(snap: Snapshot) -> float | None:

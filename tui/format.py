@@ -83,3 +83,26 @@ def clock_label(t: float, span: float) -> str:
 def clock_time(ts: float) -> str:
     """An absolute time in UTC, as replays and the timeline show it."""
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def start_window(p10: float | None, p50: float | None, p90: float | None, now: float) -> str:
+    """A start window as a person reads it: "14:07–14:09 UTC, likely 14:08" (the clock
+    of the 10th and 90th percentile start, and the median); a day's date once it is not
+    today; "now" for a start already due; beyond the horizon where the plans said so."""
+    if p10 is None:
+        return "beyond the horizon"
+
+    def at(t: float) -> str:
+        if t <= now:
+            return "now"
+        d, n = dt.datetime.fromtimestamp(t, dt.UTC), dt.datetime.fromtimestamp(now, dt.UTC)
+        return d.strftime("%H:%M") if d.date() == n.date() else d.strftime("%m-%d %H:%M")
+
+    lo = at(p10)
+    mid = at(p50) if p50 is not None else "beyond the horizon"
+    if p90 is None:
+        return f"{lo} or later, likely {mid}"
+    hi = at(p90)
+    if lo == hi:
+        return lo if lo == "now" else f"{lo} UTC"
+    return f"{lo}–{hi} UTC, likely {mid}"

@@ -6,16 +6,17 @@ import re
 
 from rich.table import Table
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from quotatop.collectors.model import Job
-from quotatop.tui.format import DASH, duration, num, until
+from quotatop.collectors.model import Job, Snapshot
+from quotatop.tui.format import DASH, duration, num, start_window, until
 from quotatop.tui.help import help_rows
-from quotatop.tui.predictions import Prediction
+from quotatop.tui.predictions import Prediction, StartWindow, start_windows
 from quotatop.tui.reasons import in_words
 
 
@@ -64,7 +65,13 @@ def reason_and_binding(reason: str, binding: str) -> tuple[str, str]:
     return r, b
 
 
-def detail_text(job: Job, pred: Prediction, unit: str, now: float) -> Text:
+# What the window row says while the sampled plans are being made.
+WINDOW_PENDING = "sampling run times…"
+
+
+def detail_text(job: Job, pred: Prediction, unit: str, now: float,
+                window: StartWindow | str | None = None) -> Text:
+    """``window``: the job's start window, or a word on why there is none yet."""
     t = Text()
 
     def row(label: str, value: str, style: str = "") -> None:
@@ -93,6 +100,12 @@ def detail_text(job: Job, pred: Prediction, unit: str, now: float) -> Text:
         if reason or not binding:
             row("reason", reason or DASH)
         row("predicted start", until(pred.start, now) + f"  ({pred.origin})")
+        if isinstance(window, StartWindow):
+            # Which of two running jobs ends first nobody knows: the spread of the
+            # start over plans with run times drawn from history says how sure it is.
+            row("start window", start_window(window.p10, window.p50, window.p90, now))
+        elif window:
+            row("start window", window, "dim")
         row("predicted nodes", ", ".join(pred.nodes) or DASH)
         if binding:
             row("binding", binding)
@@ -118,10 +131,33 @@ def detail_text(job: Job, pred: Prediction, unit: str, now: float) -> Text:
 class JobDetailScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,enter,q", "dismiss", "Close")]
 
-    def __init__(self, job: Job, pred: Prediction, unit: str, now: float) -> None:
+    def __init__(self, job: Job, pred: Prediction, unit: str, now: float,
+                 snap: Snapshot | None = None) -> None:
         super().__init__()
         self.job, self.pred, self.unit, self.now = job, pred, unit, now
+        # The snapshot the window is sampled from: only for a pending job the core
+        # predicted (a source's own estimate has nothing to sample).
+        self._snap = snap if job.state == "pending" and pred.origin == "core" else None
+        self.window: StartWindow | str | None = WINDOW_PENDING if self._snap else None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Static(detail_text(self.job, self.pred, self.unit, self.now), id="detail")
+            yield Static(self._text(), id="detail")
+
+    def _text(self) -> Text:
+        return detail_text(self.job, self.pred, self.unit, self.now, self.window)
+
+    def on_mount(self) -> None:
+        if self._snap is not None:
+            self._sample(self._snap)
+
+    @work(thread=True, exclusive=True)
+    def _sample(self, snap: Snapshot) -> None:
+        # The core releases the GIL: the screen stays responsive while it plans.
+        window = start_windows(snap).get(self.job.id) or "none: the core made no window"
+        self.app.call_from_thread(self._show, window)
+
+    def _show(self, window: StartWindow | str) -> None:
+        self.window = window
+        if self.is_mounted:
+            self.query_one("#detail", Static).update(self._text())

@@ -293,6 +293,35 @@ def _core_rows(fn: Any, data: bytes, policy: bytes | None = None) -> tuple[bytes
     return rows_fn(data, policy if policy is not None else encode_policy(None), float(horizon))
 
 
+@dataclass(frozen=True, slots=True)
+class StartWindow:
+    """A job's start over many plans with sampled run times (epoch seconds; None:
+    beyond the horizon in that share of them)."""
+
+    p10: float | None
+    p50: float | None
+    p90: float | None
+
+
+# Plans per window in the TUI: as quotatop predict's default (commands/predict.py),
+# which bench/core.py keeps within a second for a 5k-job queue.
+WINDOW_SAMPLES = 16
+
+
+def start_windows(snap: Snapshot, samples: int = WINDOW_SAMPLES) -> dict[str, StartWindow]:
+    """Every pending job's start window under the policy the view predicts with. Made
+    on demand (the job detail asks, in a worker): samples times one plan is too much to
+    spend on every refresh of a shared login node. Empty when the core cannot."""
+    try:
+        from quotatop import scheduler_core
+
+        windows = scheduler_core.predict_windows(
+            to_msgpack(snap), _site_policy(snap), samples=samples)
+    except (ImportError, AttributeError, ValueError):
+        return {}
+    return {w.job_id: StartWindow(w.p10, w.p50, w.p90) for w in windows}
+
+
 # The priority factors the core reports, in the order the Priority view draws them.
 FACTOR_KEYS = ("age", "fairshare", "qos", "job_size", "partition")
 

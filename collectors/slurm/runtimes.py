@@ -22,6 +22,7 @@ import msgspec
 from quotatop.collectors.model import COMPLETED, PENDING, RUNNING, SUSPENDED, Job
 
 LAST = 2  # how many of the latest runs are averaged
+HISTORY = 16  # how many runs of the matching group the snapshot keeps for start windows
 _LIVE = frozenset({PENDING, RUNNING, SUSPENDED})
 
 Shape = tuple[tuple[tuple[str, float], ...], int]
@@ -96,32 +97,40 @@ def _runs(history: Iterable[Job]) -> dict[tuple[str, str, str | None], list[_Run
     return out
 
 
-def estimate(job: Job, runs: list[_Run]) -> tuple[float, str] | None:
-    """(seconds, basis) from the user's runs in the job's account and partition."""
+def estimate(job: Job, runs: list[_Run]) -> tuple[float, str, list[float]] | None:
+    """(seconds, basis, history) from the user's runs in the job's account and
+    partition; history is the run times of the matching group (up to HISTORY, newest
+    first, capped at the job's limit), from which the core samples start windows."""
     if not runs:
         return None
     want = shape(job)
     exact = request_key(job)
-    asked = [r for r in runs if r.request == exact][:LAST]
-    same = [r for r in runs if r.shape == want][:LAST]
+    asked_all = [r for r in runs if r.request == exact]
+    same_all = [r for r in runs if r.shape == want]
+    asked, same = asked_all[:LAST], same_all[:LAST]
     where = f"{job.team}/{job.partition}" if job.partition else job.team
     if asked:
         cpus = [f"{_n(exact[1])} CPU{'s' if exact[1] != 1 else ''}"] if exact[1] else []
         asked_for = [describe_shape(want), *cpus, f"QoS {job.qos}"] \
             + ([f"constraint {job.constraint}"] if job.constraint else [])
         picked, what = asked, f"in {where} with the same request ({', '.join(asked_for)})"
+        group = asked_all
     elif same:
         picked, what = same, f"in {where} with {describe_shape(want)}"
+        group = same_all
     else:
         picked, what = runs[:LAST], f"in {where} (any shape)"
+        group = runs
     mean = sum(r.elapsed for r in picked) / len(picked)
     runs_word = f"last {len(picked)} runs" if len(picked) > 1 else "last run"
     times = ", ".join(_secs(r.elapsed) for r in picked)
     basis = f"mean of {job.user}'s {runs_word} {what} ({times})"
-    if job.time_limit is not None and mean > job.time_limit:
-        mean = job.time_limit
-        basis += f", capped at the time limit ({_secs(job.time_limit)})"
-    return mean, basis
+    cap = job.time_limit if job.time_limit is not None else float("inf")
+    history = [min(r.elapsed, cap) for r in group[:HISTORY]]
+    if mean > cap:
+        mean = cap
+        basis += f", capped at the time limit ({_secs(cap)})"
+    return mean, basis, history
 
 
 def with_runtime_estimates(jobs: list[Job], history: Iterable[Job]) -> list[Job]:
@@ -130,7 +139,7 @@ def with_runtime_estimates(jobs: list[Job], history: Iterable[Job]) -> list[Job]
     by_key = _runs(history)
     if not by_key:
         return jobs
-    cache: dict[tuple[object, ...], tuple[float, str] | None] = {}
+    cache: dict[tuple[object, ...], tuple[float, str, list[float]] | None] = {}
     out: list[Job] = []
     for j in jobs:
         if j.state not in _LIVE:
@@ -148,5 +157,6 @@ def with_runtime_estimates(jobs: list[Job], history: Iterable[Job]) -> list[Job]
         if got is None:
             out.append(j)
         else:
-            out.append(msgspec.structs.replace(j, runtime_estimate=got[0], runtime_basis=got[1]))
+            out.append(msgspec.structs.replace(j, runtime_estimate=got[0], runtime_basis=got[1],
+                                               runtime_history=got[2]))
     return out

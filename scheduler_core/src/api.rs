@@ -6,7 +6,7 @@ use crate::engine::{fmt_amount, fmt_clock, Block, Engine, Ev};
 use crate::fairtree::{FairDrift, FairTree, ShareAssoc};
 use crate::fxhash::FxMap;
 use crate::policy::{FairShareMode, Policy, PriorityMode, Runtimes};
-use crate::wire::{decode_sim_input, decode_snapshot, CPU};
+use crate::wire::{decode_sim_input, decode_snapshot, WSnapshot, CPU};
 use std::fmt::Write as _;
 
 type Factors = [f64; 5];
@@ -136,36 +136,26 @@ pub fn predict_rows(
     Ok((out.0, out.1))
 }
 
-/// Runs the prediction and hands each row to `out` as it is made (after their
-/// number): a 100k-job answer is never held twice, as rows and as msgpack.
-fn predict_with(
-    snapshot: &[u8],
-    policy: &Policy,
-    horizon: f64,
-    out: &mut impl RowSink,
-) -> Result<(), String> {
-    if !horizon.is_finite() || horizon < 0.0 {
-        return Err(format!(
-            "horizon {horizon} must be a finite number of seconds >= 0"
-        ));
-    }
-    let snap = decode_snapshot(snapshot)?;
-    let now = snap.taken_at;
-    let c = Cluster::build(
-        &snap,
-        &[],
-        now,
-        now + horizon,
-        true,
-        policy.runtimes == Runtimes::Estimate,
-    )?;
-    let shares: Vec<(&str, Option<&str>, Option<&str>, f64, f64)> = snap
-        .shares
+/// The snapshot's fair-share tree as `fair_drift` reads it.
+pub(crate) type ShareRow<'a> = (&'a str, Option<&'a str>, Option<&'a str>, f64, f64);
+
+pub(crate) fn share_rows<'a>(snap: &WSnapshot<'a>) -> Vec<ShareRow<'a>> {
+    snap.shares
         .iter()
         .map(|s| (s.account, s.user, s.parent, s.raw_shares, s.raw_usage))
-        .collect();
-    // The cluster borrows names from the buffer, not from the decoded snapshot.
-    drop(snap);
+        .collect()
+}
+
+/// The cluster planned through the horizon: the engine after its run (each pending
+/// job's `first_start` and `first_nodes` set) and the pending jobs in queue order.
+/// `predict` makes its rows from it; the start windows make it once per sample.
+pub(crate) fn plan<'a, 'p>(
+    c: Cluster<'a>,
+    shares: &[ShareRow<'a>],
+    policy: &'p Policy,
+    now: f64,
+    horizon: f64,
+) -> (Engine<'a, 'p>, Vec<usize>) {
     let mut e = Engine::new(c, policy, now);
     e.static_priority = true;
     e.keep_events = false;
@@ -190,7 +180,7 @@ fn predict_with(
             && policy.w.fairshare > 0.0
             && !shares.is_empty()
         {
-            e.fair = fair_drift(&e, &shares, policy, now);
+            e.fair = fair_drift(&e, shares, policy, now);
         }
         if policy.w.age > 0.0 || e.fair.is_some() {
             e.age_drift = Some(e.cluster.jobs.iter().map(|j| j.priority).collect());
@@ -208,6 +198,36 @@ fn predict_with(
     }
     e.record_first = true;
     e.run(&[], now + horizon, |_, _, _| {});
+    (e, queue)
+}
+
+/// Runs the prediction and hands each row to `out` as it is made (after their
+/// number): a 100k-job answer is never held twice, as rows and as msgpack.
+fn predict_with(
+    snapshot: &[u8],
+    policy: &Policy,
+    horizon: f64,
+    out: &mut impl RowSink,
+) -> Result<(), String> {
+    if !horizon.is_finite() || horizon < 0.0 {
+        return Err(format!(
+            "horizon {horizon} must be a finite number of seconds >= 0"
+        ));
+    }
+    let snap = decode_snapshot(snapshot)?;
+    let now = snap.taken_at;
+    let c = Cluster::build(
+        &snap,
+        &[],
+        now,
+        now + horizon,
+        true,
+        policy.runtimes == Runtimes::Estimate,
+    )?;
+    let shares = share_rows(&snap);
+    // The cluster borrows names from the buffer, not from the decoded snapshot.
+    drop(snap);
+    let (e, queue) = plan(c, &shares, policy, now, horizon);
     out.count(queue.len());
     // Tens of thousands of rows share a few start times and a few blocks worded
     // the same way per shape: each text is formatted once, and each row's reason is

@@ -18,6 +18,7 @@ pub mod freeindex;
 pub mod fxhash;
 pub mod limits;
 pub mod policy;
+pub mod windows;
 pub mod wire;
 
 #[cfg(feature = "python")]

@@ -10,7 +10,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::fifo;
 use crate::policy::Policy;
-use crate::{api, wire};
+use crate::{api, windows, wire};
 
 // The owned serde mirror of the snapshot, no part of scheduling: only
 // `snapshot_stats_owned` decodes with it, as bench/crossing.py's baseline.
@@ -68,6 +68,24 @@ fn predict_msgpack<'py>(
     let out = guarded(py, "predict", || {
         let p = Policy::from_msgpack(policy)?;
         api::predict(snapshot, &p, horizon)
+    })?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// Start windows of every pending job, msgpack rows (id, p10, p50, p90): the plan made
+/// `samples` times with run times drawn from each job's history (src/windows.rs).
+#[pyfunction]
+fn predict_windows_msgpack<'py>(
+    py: Python<'py>,
+    snapshot: &[u8],
+    policy: &[u8],
+    horizon: f64,
+    samples: u32,
+    seed: u64,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let out = guarded(py, "predict", || {
+        let p = Policy::from_msgpack(policy)?;
+        windows::predict_windows(snapshot, &p, horizon, samples, seed)
     })?;
     Ok(PyBytes::new(py, &out))
 }
@@ -231,6 +249,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(snapshot_stats_owned, m)?)?;
     m.add_function(wrap_pyfunction!(predict_msgpack, m)?)?;
     m.add_function(wrap_pyfunction!(fairshare_msgpack, m)?)?;
+    m.add_function(wrap_pyfunction!(predict_windows_msgpack, m)?)?;
     m.add_function(wrap_pyfunction!(predict_rows_msgpack, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_msgpack, m)?)?;
     m.add_function(wrap_pyfunction!(check_policy, m)?)?;

@@ -362,6 +362,10 @@ pub struct WJob<'a> {
     pub runtime_estimate: Option<f64>,
     #[serde(default)]
     pub runtime_basis: Option<&'a str>,
+    /// Past run times the estimate came from (seconds, newest first): sampled for
+    /// start windows.
+    #[serde(default)]
+    pub runtime_history: Vec<f64>,
     /// The priority and factors the source reports.
     #[serde(default)]
     pub priority: Option<f64>,

@@ -1,34 +1,29 @@
-"""Fidelity against the real Slurm: submit a controlled workload, take quotatop's
+"""Fidelity against the real Slurm: submit a generated workload, take quotatop's
 predictions and Slurm's own ``squeue --start`` at one moment, wait for the actual
 starts, and compare. Shared by tests/test_fidelity_slurm.py and bench/fidelity.py.
 
-The workload (on the harness topology of slurm_cluster.py: 4 h100 + 4 a100 nodes of
-8 GPUs, accounts 60-30-10, QoS high/normal/low with QoS preemption):
+The workload comes from a seed (tests/harness/workload_gen.py), never chosen for how
+it scores: its fill's ends cluster within seconds, as real clusters' do, so some of
+the start order hangs on which of two jobs ends first. That part no predictor can
+know; the start windows (``predicted_start_p10``/``p90``) say how wide it is, and the
+oracle row (:func:`oracle_rows`: the same snapshot re-predicted with every job's true
+run time from sacct) shows what is left of the error when runtimes are known: the
+model's own.
 
-* history: every kind of job below runs once, so that sacct knows each user's
-  runtimes (the runtime estimate reads the last runs of the same user, account,
-  partition and shape); beside it, CPU-only jobs give each association usage in
-  clearly different amounts, so that Fair Tree's ranks (the largest priority
-  factor at this site) are settled before the measured queue is submitted and
-  the queue's own usage (one CPU per job) cannot reorder them. quotatop predicts
-  with the priority Slurm reports and lets only age move it over the horizon;
-  ranks that change while the queue runs are a known limit (docs/core.md).
-* the queue: the cluster is filled, then 39 jobs of 5 users, 5 accounts, 3 QoS,
-  0–16 GPUs, typed and untyped GPUs, 2-node jobs, a second partition,
-  ``--constraint`` (a GPU model, a fabric), a job held by its QoS group limit (alice's
-  high-QoS job behind erin's pair), and low-QoS jobs that high QoS may preempt. Jobs
-  sleep 5–60 s under limits of 1–5 minutes. In the runs measured no job needed to
-  preempt, and quotatop predicted none; a prediction of one would fail the test.
-* the sleeps: chosen so that no two ends that free room for different jobs fall a
-  second or two apart, where the order Slurm starts the jobs behind them hangs on
-  which of its threads runs first. tests/harness/workload_timing.py measures how far
-  0–2 s of timing alone moves the start order (tau 0.997 at the lowest over 200
-  draws; 0.86 with the sleeps before, which measured 0.895–0.996 on the real Slurm),
-  and tests/test_fidelity_workload.py holds it.
+The run, on the harness topology of slurm_cluster.py:
+
+* history: every kind of the workload runs once or twice, so that sacct knows each
+  user's runtimes; beside it, CPU-only jobs give each association usage in clearly
+  different amounts, so that Fair Tree's ranks (the largest priority factor at this
+  site) are settled before the measured queue is submitted. quotatop predicts with the
+  priority Slurm reports and lets age and fair-share drift move it over the horizon.
+* the queue is submitted held, then the fill, which starts at once; the queue is
+  released once the fill runs, and the prediction is taken a few seconds later.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -40,8 +35,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .slurm_cluster import SlurmCluster
+from .slurm_cluster import HarnessError, SlurmCluster
+
+if TYPE_CHECKING:
+    from .workload_gen import Workload
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -71,24 +70,6 @@ class Kind:
         return out
 
 
-KINDS: dict[str, Kind] = {
-    "vp-h100x8": Kind("alice", "vision-prod", "normal", 43, 3, "gpu:h100:8"),
-    "vp-2x8": Kind("alice", "vision-prod", "normal", 33, 3, "gpu:8", nodes=2),
-    "np-4": Kind("bob", "nlp-prod", "normal", 23, 2, "gpu:4"),
-    "ne-low-2": Kind("bob", "nlp-exp", "low", 53, 5, "gpu:2"),
-    "ve-a100x4": Kind("carol", "vision-exp", "normal", 34, 2, "gpu:a100:4", constraint="a100"),
-    "ep-8": Kind("dave", "elastic-pool", "normal", 60, 4, "gpu:8"),
-    "np-high-4": Kind("erin", "nlp-prod", "high", 29, 2, "gpu:4"),
-    "np-int-1": Kind("erin", "nlp-prod", "normal", 5, 1, "gpu:1", partition="interactive"),
-    "ep-low-ib-8": Kind("dave", "elastic-pool", "low", 35, 3, "gpu:8", constraint="ib"),
-    "ve-int-2": Kind("carol", "vision-exp", "normal", 17, 1, "gpu:2", partition="interactive"),
-    "np-a100-2x8": Kind("bob", "nlp-prod", "normal", 49, 4, "gpu:a100:8", nodes=2),
-    "ve-high-h100x4": Kind("alice", "vision-exp", "high", 37, 2, "gpu:h100:4"),
-    "np-cpu": Kind("erin", "nlp-prod", "normal", 7, 2, None, cpus=8),
-    "np-erin-8": Kind("erin", "nlp-prod", "normal", 45, 3, "gpu:8"),
-    "ep-low-8": Kind("dave", "elastic-pool", "low", 41, 3, "gpu:8"),
-}
-
 # CPU-only jobs of the history phase: CPUs per association (×60 s), so that at every
 # level of the account tree siblings' usage differs by a factor of 1.6 or more.
 USAGE_CPUS: list[tuple[str, str, int]] = [
@@ -97,47 +78,6 @@ USAGE_CPUS: list[tuple[str, str, int]] = [
     ("dave", "elastic-pool", 120),
 ]
 USAGE_SECONDS = 60
-
-# What fills the cluster before the queue, within every limit (alice and bob at QoS
-# normal's 16 GPUs per user, dave within elastic-pool's 24); ends staggered. Alice's 16
-# are one 2-node job, not two 1-node jobs of one length: two jobs that end within one
-# backfill interval leave Slurm's choice between her 2-node and 1-node jobs to the phase
-# of its backfill timer, a race no predictor can call.
-#
-# The layout is the one tests/harness/workload_timing.py plays through and measured
-# runs had: alice's 2-node job on the last two a100 nodes, so carol's a100 job waits
-# ~33 s for it, and the queue is released then; 60 of 64 GPUs busy. Left to Slurm, the
-# layout was a race between its two schedulers: when the main scheduler answered the
-# first submissions one by one (CI, once), carol's job took gpu07 at once, alice's went
-# to gpu01-02, the queue met the fill seconds old, and erin's high-QoS jobs preempted
-# the low ones; a different workload, with a race in it (pinned to that layout, one run
-# measured tau 0.71: a backfill pass 3 ms after bob's 2-node job ended, its nodes still
-# completing, started two of his lower-priority 1-node jobs elsewhere, which used up his
-# per-user limit; docs/predict.md). So the fill's normal-QoS jobs are pinned
-# (--nodelist), and submitted in an order where each fits only where the layout puts it
-# (carol's last, behind alice's). The low-QoS jobs are not pinned, as a pinned job that
-# is preempted would restart on nodes the snapshot does not name: the two 2-GPU jobs
-# take the first free node, gpu02 (consecutive, best fit by CPUs), and dave's 8-GPU
-# job the one left, gpu04, whichever scheduler places them.
-FILL = ["np-erin-8", "np-a100-2x8", "vp-2x8", "ep-8", "ne-low-2", "ne-low-2", "ep-low-8",
-        "ve-a100x4"]
-FILL_NODES = {"np-erin-8": "gpu01", "np-a100-2x8": "gpu[05-06]", "vp-2x8": "gpu[07-08]",
-              "ep-8": "gpu03", "ve-a100x4": "gpu07"}
-# Where the unpinned (low-QoS) fill jobs must land for that layout.
-FILL_LOW_NODES = {"ne-low-2": ["gpu02"], "ep-low-8": ["gpu04"]}
-# The measured queue, in submission order. Alice has two 2-node jobs in it, not three:
-# her per-user limit (QoS normal's 16 GPUs) makes her 2-node and 1-node jobs take turns,
-# and at the third turn (one run in eleven measured) Slurm started her lower-priority
-# 1-node pair first, while her 2-node job waited 40 s on free nodes; its end then
-# met bob's within two seconds, another call no predictor can make.
-QUEUE = [
-    "vp-h100x8", "np-4", "ve-a100x4", "ep-8", "np-int-1", "vp-2x8", "np-high-4",
-    "ve-int-2", "np-cpu", "ne-low-2", "np-a100-2x8", "ve-high-h100x4", "np-4", "ep-8",
-    "vp-h100x8", "ve-a100x4", "np-int-1", "np-high-4", "ep-low-ib-8", "vp-2x8",
-    "ve-int-2", "np-4", "np-cpu", "ve-a100x4", "ep-8", "vp-h100x8", "np-int-1",
-    "ne-low-2", "ve-int-2", "np-4", "np-a100-2x8", "ve-a100x4", "vp-h100x8", "ep-8",
-    "np-cpu", "np-int-1", "ve-int-2", "np-4", "ve-a100x4",
-]
 
 
 @dataclass
@@ -160,6 +100,7 @@ class Observation:
     # was preempted and requeued has two, on nodes that may differ.
     runs: dict[str, list[list]] = field(default_factory=dict)
     fill: dict[str, str] = field(default_factory=dict)  # fill job id -> kind
+    seed: int | None = None  # the workload's seed (tests/harness/workload_gen.py)
     kept: str = ""  # the directory keep() wrote this observation and the logs to
     # The machine while the queue ran: (time, 1-minute load average) at each poll. A run
     # that misses its target on a busy machine (a CI run shares it) says so.
@@ -185,8 +126,9 @@ def _wait_gone(cluster: SlurmCluster, ids: list[str], timeout: float) -> None:
     cluster.wait_until(done, timeout, f"{len(ids)} jobs to finish")
 
 
-def history(cluster: SlurmCluster) -> None:
-    """One run of every kind and the fair-share usage, all at once; waits for all."""
+def history(cluster: SlurmCluster, workload: Workload) -> None:
+    """Every history run of the workload and the fair-share usage, all at once; waits
+    for all, and for sacct to list them finished."""
     ids = []
     for user, account, cpus in USAGE_CPUS:
         usage = Kind(user, account, "normal", USAGE_SECONDS, 2, None, cpus=1)
@@ -196,17 +138,17 @@ def history(cluster: SlurmCluster) -> None:
         if not job_id:
             raise RuntimeError(f"usage job {user}/{account} failed: {proc.stderr.strip()}")
         ids.append(job_id)
-    for kind in KINDS.values():
-        ids.append(_submit(cluster, kind))
-    _wait_gone(cluster, ids, timeout=300)
-    # sacct must show them finished before the estimates are read.
+    with ThreadPoolExecutor(4) as pool:
+        ids += list(pool.map(lambda g: _submit(cluster, g.spec), workload.history))
+    _wait_gone(cluster, ids, timeout=600)
+
     def in_sacct() -> bool:
         out = cluster.run(["sacct", "-X", "-n", "-P", "-o", "JobIDRaw,State", "-j",
                            ",".join(ids)], check=False).stdout
         states = dict(line.split("|", 1) for line in out.splitlines() if "|" in line)
-        return all(states.get(i, "").startswith("COMPLETED") for i in ids)
+        return all(states.get(i, "").startswith(("COMPLETED", "TIMEOUT")) for i in ids)
 
-    cluster.wait_until(in_sacct, 60, "history jobs COMPLETED in sacct")
+    cluster.wait_until(in_sacct, 60, "history jobs finished in sacct")
 
 
 def _pending(cluster: SlurmCluster, ids: list[str]) -> list[str]:
@@ -297,31 +239,43 @@ def actual_starts(cluster: SlurmCluster, ids: list[str]) -> tuple[dict, dict, se
     return starts, nodes, preempted
 
 
-def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float = 420.0,
-                 log: Callable[[str], None] = lambda s: None,
-                 keep_snapshot: bool = False) -> Observation:
-    """Fill, queue, predict at one moment, then wait for every queued job to start."""
+def run_workload(cluster: SlurmCluster, workload: Workload, *, settle: float = 3.0,
+                 timeout: float = 600.0, log: Callable[[str], None] = lambda s: None,
+                 keep_snapshot: bool = True) -> Observation:
+    """History, fill, queue; predict at one moment, then wait for every queued job to
+    start."""
     t0 = time.monotonic()
-    history(cluster)
+    history(cluster, workload)
     log(f"history done in {time.monotonic() - t0:.0f} s")
-    # The queue is submitted held, before the fill: submitting 39 jobs takes ~25 s on
+    # The queue is submitted held, before the fill: submitting 40 jobs takes ~25 s on
     # this 2-core machine, and the shortest fill jobs would end before the prediction.
     # Released all at once once the fill runs, the queue meets a full cluster.
     with ThreadPoolExecutor(4) as pool:
-        ids = list(pool.map(lambda k: _submit(cluster, KINDS[k], hold=True), QUEUE))
-    kinds: dict[str, str] = dict(zip(ids, QUEUE, strict=True))
+        ids = list(pool.map(lambda g: _submit(cluster, g.spec, hold=True), workload.queue))
+    kinds: dict[str, str] = {i: g.kind for i, g in zip(ids, workload.queue, strict=True)}
     t_fill = time.monotonic()
-    fill_ids = [_submit(cluster, KINDS[k], nodes=FILL_NODES.get(k)) for k in FILL]
-    fill = dict(zip(fill_ids, FILL, strict=True))
-    cluster.wait_until(lambda: not _pending(cluster, fill_ids), 60, "the fill to start")
+    fill_ids = [_submit(cluster, g.spec, nodes=g.nodes) for g in workload.fill]
+    fill = {i: g.kind for i, g in zip(fill_ids, workload.fill, strict=True)}
+    kinds.update(fill)
+    # Every fill job fits at once by construction; one that Slurm placed otherwise
+    # (an unpinned low-QoS job on another free node) may wait, and is then simply
+    # part of the queue: the prediction reads the cluster as it is.
+    with contextlib.suppress(HarnessError):
+        cluster.wait_until(lambda: not _pending(cluster, fill_ids), 30, "the fill to start")
     cluster.run(["scontrol", "release", ",".join(ids)])
     log(f"fill started and queue released in {time.monotonic() - t_fill:.0f} s")
     # One backfill cycle (bf_interval) and a priority pass, so that squeue --start
     # has Slurm's own estimates when both are taken.
     time.sleep(settle)
-    ids = list(kinds)
+    ids = ids + fill_ids
     t_pred = time.time()
-    obs = Observation(taken_at=t_pred, jobs=[], kinds=kinds, fill=fill)
+    obs = Observation(taken_at=t_pred, jobs=[], kinds=kinds, fill=fill, seed=workload.seed)
+    if keep_snapshot:
+        # Taken first: the oracle re-predicts this moment with the true run times.
+        proc = subprocess.run([sys.executable, "-m", "quotatop", "snapshot", "--source", "slurm",
+                               "--json"], env=cluster.env, capture_output=True, text=True,
+                              timeout=120, check=False, cwd=REPO)
+        obs.snapshot = json.loads(proc.stdout) if proc.returncode == 0 else None
     for mode in ("estimate", "limit"):
         t = time.monotonic()
         out = predict(cluster, mode)
@@ -330,11 +284,6 @@ def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float =
         if mode == "estimate":
             obs.taken_at = out["taken_at"]
     obs.slurm_start, obs.slurm_nodes = slurm_estimates(cluster, ids)
-    if keep_snapshot:
-        proc = subprocess.run([sys.executable, "-m", "quotatop", "snapshot", "--source", "slurm",
-                               "--json"], env=cluster.env, capture_output=True, text=True,
-                              timeout=120, check=False, cwd=REPO)
-        obs.snapshot = json.loads(proc.stdout) if proc.returncode == 0 else None
     # The snapshot's own copy of Slurm's estimate is from the same moment as ours.
     for i, r in obs.predicted["estimate"].items():
         if r["scheduler_estimate"] is not None:
@@ -350,12 +299,14 @@ def run_workload(cluster: SlurmCluster, *, settle: float = 3.0, timeout: float =
         if all(i in started for i in obs.jobs):
             break
         time.sleep(3)
-    runs, obs.preempted = job_runs(cluster, list(kinds) + fill_ids)
+    # Every job's end too: the oracle needs each job's true run time.
+    _wait_gone(cluster, ids, timeout=max(60.0, deadline - time.monotonic() + 300.0))
+    runs, obs.preempted = job_runs(cluster, ids)
     obs.runs = {j: [list(r) for r in rs] for j, rs in runs.items()}
     for j in obs.jobs + fill_ids:
         if j in runs:
             obs.actual_start[j], _, obs.actual_nodes[j] = runs[j][0]
-    obs.preempted |= requeued(cluster, list(kinds) + fill_ids)
+    obs.preempted |= requeued(cluster, ids)
     for j, rs in runs.items():
         if rs[-1][1] is not None:
             obs.ends[j] = rs[-1][1]
@@ -535,21 +486,107 @@ def score(name: str, obs: Observation, start: dict[str, float],
                   match / len(placed) if placed else float("nan"))
 
 
-def quotatop_scores(obs: Observation, mode: str, only: list[str] | None = None) -> Scores:
-    rows = obs.predicted[mode]
+def rows_scores(name: str, obs: Observation, rows: dict[str, dict],
+                only: list[str] | None = None) -> Scores:
+    """Scores of prediction rows (``predict --json``'s jobs by id) against the actual."""
     start = {i: r["predicted_start"] for i, r in rows.items()
              if r["predicted_start"] is not None}
     nodes = {i: r["predicted_nodes"] for i, r in rows.items()}
     stated = {i for i, r in rows.items() if r["reason"]}
-    s = score(f"quotatop ({'history runtimes' if mode == 'estimate' else 'time limits'})",
-              obs, start, nodes, only, stated)
+    s = score(name, obs, start, nodes, only, stated)
     s.preemptions = {p["job_id"] for r in rows.values() for p in r["preempts"]}
     return s
+
+
+def quotatop_scores(obs: Observation, mode: str, only: list[str] | None = None) -> Scores:
+    name = f"quotatop ({'history runtimes' if mode == 'estimate' else 'time limits'})"
+    return rows_scores(name, obs, obs.predicted[mode], only)
 
 
 def slurm_scores(obs: Observation, only: list[str] | None = None) -> Scores:
     return score("Slurm's own estimate (squeue --start)", obs, obs.slurm_start,
                  obs.slurm_nodes, only)
+
+
+def true_runtimes(obs: Observation) -> dict[str, float]:
+    """Each job's run time as sacct recorded it (whole seconds): its last run, as a
+    preempted job's first run was cut short by the preemption."""
+    out: dict[str, float] = {}
+    for j, rs in obs.runs.items():
+        start, end = rs[-1][0], rs[-1][1]
+        if end is not None:
+            out[j] = end - start
+    return out
+
+
+def oracle_rows(obs: Observation) -> dict[str, dict]:
+    """The observation's snapshot predicted again with every job's true run time (an
+    oracle no predictor has): what error is left is the model's, not the runtimes'."""
+    import msgspec
+
+    from quotatop.collectors.model import PENDING, RUNNING, Snapshot
+    from quotatop.commands.predict import predict_snapshot
+
+    if obs.snapshot is None:
+        return {}
+    snap = msgspec.convert(obs.snapshot, Snapshot)
+    true = true_runtimes(obs)
+    jobs = [msgspec.structs.replace(j, runtime_estimate=true[j.id], runtime_history=[],
+                                    runtime_basis="true run time (sacct)")
+            if j.id in true and j.state in (PENDING, RUNNING) else j for j in snap.jobs]
+    out = predict_snapshot(msgspec.structs.replace(snap, jobs=jobs), runtimes="estimate")
+    return {r.job_id: msgspec.to_builtins(r) for r in out.jobs}
+
+
+def oracle_jobs(obs: Observation) -> list[str]:
+    """The measured jobs that were also pending in the oracle's snapshot (taken a
+    moment before the prediction)."""
+    if obs.snapshot is None:
+        return []
+    pending = {j["id"] for j in obs.snapshot.get("jobs", []) if j.get("state", "pending")
+               == "pending"}
+    return [i for i in obs.jobs if i in pending]
+
+
+@dataclass
+class Calibration:
+    inside: int  # actual starts inside [p10, p90]
+    measured: int  # jobs with a window and an actual start
+    width_median: float  # seconds, p90 - p10
+    early: int  # actual start before p10
+    late: int  # actual start after p90
+
+    def row(self) -> str:
+        share = 100 * self.inside / self.measured if self.measured else float("nan")
+        return (f"[p10, p90] holds {self.inside} of {self.measured} actual starts "
+                f"({share:.0f} %; {self.early} earlier, {self.late} later); median width "
+                f"{self.width_median:.0f} s")
+
+
+def calibration(obs: Observation, rows: dict[str, dict],
+                only: list[str] | None = None) -> Calibration:
+    """How often the actual start fell in the predicted window. sacct keeps whole
+    seconds, so an actual start A means [A, A+1): inside when that second meets the
+    window."""
+    ids = only if only is not None else obs.jobs
+    inside = early = late = measured = 0
+    widths = []
+    for i in ids:
+        r, a = rows.get(i), obs.actual_start.get(i)
+        if r is None or a is None or r.get("predicted_start_p10") is None \
+                or r.get("predicted_start_p90") is None:
+            continue
+        lo, hi = r["predicted_start_p10"], r["predicted_start_p90"]
+        measured += 1
+        widths.append(hi - lo)
+        if a + 1 <= lo:
+            early += 1
+        elif a > hi:
+            late += 1
+        else:
+            inside += 1
+    return Calibration(inside, measured, statistics.median(widths) if widths else float("nan"),
+                       early, late)
 
 
 def placement_at_start(obs: Observation, placement: str) -> tuple[int, int]:

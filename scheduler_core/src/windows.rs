@@ -1,0 +1,372 @@
+//! Start windows: which of two jobs ends first nobody can know, so instead of one
+//! start instant the prediction is made again many times with every job's run time
+//! drawn from what its source knows of it, and each pending job gets the 10th, 50th
+//! and 90th percentile of its start over those plans.
+//!
+//! What a job's run time is drawn from (docs/predict.md, "Start windows"):
+//! - its history (`runtime_history`, the past runs its estimate was made from): one of
+//!   those runs at random, times a log-normal factor: a kernel density whose bandwidth
+//!   is Silverman's from the runs' spread in log (at least `SIGMA_MIN`; `SIGMA_ONE` for
+//!   a single run), plus up to a second either way for the whole seconds it is kept in;
+//! - an estimate with no runs behind it: the estimate, with `SIGMA_ONE`;
+//! - nothing: the stated prior, uniform between `PRIOR_LO` of the time limit and the
+//!   limit (a job with no limit runs past the horizon);
+//!
+//! always capped at the time limit. A running job's draw is conditioned on what it has
+//! run already: a draw it has outlived is drawn again, and after `REDRAWS` such draws
+//! it ends within a tenth of its estimate (at least 5 s), as the point prediction has
+//! it. The plans are the point prediction's own (`api::plan`), one per sample, with
+//! the same policy: only the run times differ.
+
+use crate::api::{plan, share_rows};
+use crate::cluster::{Cluster, JobState, INF};
+use crate::fxhash::FxMap;
+use crate::policy::{Policy, Runtimes};
+use crate::wire::{decode_snapshot, WJob};
+
+/// Spread (standard deviation of the log run time) never assumed smaller than this:
+/// two runs alike say little about the third.
+pub const SIGMA_MIN: f64 = 0.05;
+/// Spread for a job with one run, or an estimate alone, behind it.
+pub const SIGMA_ONE: f64 = 0.15;
+/// The prior for a job with no history: run time uniform in [PRIOR_LO, 1] x its limit.
+pub const PRIOR_LO: f64 = 0.05;
+/// How often a running job's draw below what it has run is drawn again.
+const REDRAWS: usize = 8;
+/// Seconds either way that a run time kept in whole seconds may be off.
+const WHOLE_SECONDS: f64 = 1.0;
+
+/// splitmix64: small, fast and good enough to draw run times; seeded per sample so
+/// that the same snapshot gives the same windows.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.unit()
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.unit() * n as f64) as usize % n.max(1)
+    }
+    /// Standard normal (Box-Muller).
+    fn normal(&mut self) -> f64 {
+        let u = 1.0 - self.unit(); // (0, 1]: ln(u) is finite
+        let v = self.unit();
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+}
+
+/// What one job's run time is drawn from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunDist {
+    /// Past runs (seconds) and their spread in log.
+    History(Vec<f64>, f64),
+    /// An estimate with no runs behind it.
+    Estimate(f64),
+    /// Nothing known: the prior up to the limit.
+    Prior,
+}
+
+impl RunDist {
+    pub fn of(history: &[f64], estimate: Option<f64>) -> RunDist {
+        let runs: Vec<f64> = history
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .collect();
+        match runs.len() {
+            0 => match estimate.filter(|x| x.is_finite() && *x >= 0.0) {
+                Some(e) => RunDist::Estimate(e),
+                None => RunDist::Prior,
+            },
+            1 => RunDist::History(runs, SIGMA_ONE),
+            n => {
+                // A kernel density over the runs, in log: Silverman's bandwidth
+                // (0.9 sigma n^-1/5), so that the runs' own spread is not counted twice
+                // (once by drawing a run, again by the factor around it).
+                let logs: Vec<f64> = runs.iter().map(|x| x.max(1.0).ln()).collect();
+                let mean = logs.iter().sum::<f64>() / n as f64;
+                let var =
+                    logs.iter().map(|l| (l - mean) * (l - mean)).sum::<f64>() / (n - 1) as f64;
+                let h = 0.9 * var.sqrt() * (n as f64).powf(-0.2);
+                RunDist::History(runs, h.max(SIGMA_MIN))
+            }
+        }
+    }
+
+    /// The typical run time (for a running job that outlived its draws).
+    fn centre(&self, limit: Option<f64>) -> f64 {
+        match self {
+            RunDist::History(runs, _) => runs.iter().sum::<f64>() / runs.len() as f64,
+            RunDist::Estimate(e) => *e,
+            RunDist::Prior => limit.unwrap_or(INF),
+        }
+    }
+
+    fn draw(&self, rng: &mut Rng, limit: Option<f64>) -> f64 {
+        let cap = limit.unwrap_or(INF);
+        let x = match self {
+            RunDist::History(runs, sigma) => {
+                let base = runs[rng.below(runs.len())];
+                base * (sigma * rng.normal()).exp() + rng.uniform(-WHOLE_SECONDS, WHOLE_SECONDS)
+            }
+            RunDist::Estimate(e) => {
+                e * (SIGMA_ONE * rng.normal()).exp() + rng.uniform(-WHOLE_SECONDS, WHOLE_SECONDS)
+            }
+            RunDist::Prior => match limit {
+                Some(l) => l * rng.uniform(PRIOR_LO, 1.0),
+                None => INF,
+            },
+        };
+        x.max(0.0).min(cap)
+    }
+
+    /// A run time for a job that has run `ran` seconds already, in all.
+    fn draw_after(&self, rng: &mut Rng, limit: Option<f64>, ran: f64) -> f64 {
+        for _ in 0..REDRAWS {
+            let x = self.draw(rng, limit);
+            if x > ran {
+                return x;
+            }
+        }
+        let c = self.centre(limit);
+        (ran + rng.uniform(0.0, (0.1 * c).max(5.0))).min(limit.unwrap_or(INF).max(ran))
+    }
+}
+
+/// Every job of the cluster given a run time drawn from its distribution.
+fn resample(
+    c: &mut Cluster<'_>,
+    dist: &FxMap<&str, (RunDist, Option<f64>)>,
+    now: f64,
+    rng: &mut Rng,
+) {
+    for job in c.jobs.iter_mut() {
+        let Some((d, limit)) = dist.get(job.id) else {
+            continue;
+        };
+        match job.state {
+            JobState::Running => {
+                let ran = (now - job.start).max(0.0);
+                let total = d.draw_after(rng, *limit, ran);
+                // Never past the end the point prediction already holds it to (its
+                // limit, or its reservation's end).
+                job.remaining = (total - ran).max(0.0).min(job.planned_end - now);
+            }
+            JobState::Pending => job.remaining = d.draw(rng, *limit),
+            _ => {}
+        }
+    }
+}
+
+/// Quantile `q` of sorted values (linear between ranks); INF stays INF.
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return INF;
+    }
+    let k = q * (sorted.len() - 1) as f64;
+    let (lo, hi) = (k.floor() as usize, k.ceil() as usize);
+    let (a, b) = (sorted[lo], sorted[hi]);
+    if !a.is_finite() || !b.is_finite() {
+        return if k - lo as f64 > 0.5 { b } else { a };
+    }
+    a + (b - a) * (k - lo as f64)
+}
+
+/// One sample's plan: the queue (job indices; kept from the first sample only), its
+/// job ids, and every job's start by index (INF: beyond the horizon).
+type Sample<'a> = (Vec<usize>, Vec<&'a str>, Vec<f64>);
+
+/// (job id, p10, p50, p90): None where that share of the plans starts it beyond the horizon.
+pub type WindowRow<'a> = (&'a str, Option<f64>, Option<f64>, Option<f64>);
+
+/// The start windows of every pending job (msgpack rows, queue order), over `samples`
+/// plans with run times drawn as the module says. With `runtimes = limit` every job
+/// runs to its limit and there is nothing to draw: each window is the one instant.
+pub fn predict_windows(
+    snapshot: &[u8],
+    policy: &Policy,
+    horizon: f64,
+    samples: u32,
+    seed: u64,
+) -> Result<Vec<u8>, String> {
+    let rows = windows(snapshot, policy, horizon, samples, seed)?;
+    rmp_serde::to_vec(&rows).map_err(|e| format!("cannot encode start windows: {e}"))
+}
+
+pub fn windows<'a>(
+    snapshot: &'a [u8],
+    policy: &Policy,
+    horizon: f64,
+    samples: u32,
+    seed: u64,
+) -> Result<Vec<WindowRow<'a>>, String> {
+    if !horizon.is_finite() || horizon < 0.0 {
+        return Err(format!(
+            "horizon {horizon} must be a finite number of seconds >= 0"
+        ));
+    }
+    if samples == 0 {
+        return Err("samples must be at least 1".into());
+    }
+    let snap = decode_snapshot(snapshot)?;
+    let now = snap.taken_at;
+    let estimates = policy.runtimes == Runtimes::Estimate;
+    let dist: FxMap<&str, (RunDist, Option<f64>)> = snap
+        .jobs
+        .iter()
+        .map(|w: &WJob| {
+            (
+                w.id,
+                (
+                    RunDist::of(&w.runtime_history, w.runtime_estimate),
+                    w.time_limit,
+                ),
+            )
+        })
+        .collect();
+    let shares = share_rows(&snap);
+    let draws = if estimates { samples } else { 1 };
+    // One plan per sample, each on its own Cluster: the samples share nothing but the
+    // snapshot, so they are spread over the cores there are (a login node's two make a
+    // 5k-job queue's windows twice as fast). Each sample keeps its own seed, so the
+    // windows are the same however many threads made them.
+    let one = |s: u32| -> Result<Sample<'a>, String> {
+        let mut c = Cluster::build(&snap, &[], now, now + horizon, true, estimates)?;
+        if estimates {
+            let mut rng = Rng(seed ^ (u64::from(s) + 1).wrapping_mul(0xd1b5_4a32_d192_ed03));
+            resample(&mut c, &dist, now, &mut rng);
+        }
+        let (e, queue) = plan(c, &shares, policy, now, horizon);
+        // Starts by job index (every sample's Cluster is built from the same snapshot,
+        // so index j is the same job in all), in the first sample's queue order.
+        let order: Vec<usize> = if s == 0 { queue.clone() } else { Vec::new() };
+        let mut starts = vec![INF; e.cluster.jobs.len()];
+        for &j in &queue {
+            starts[j] = e.cluster.jobs[j]
+                .first_start
+                .filter(|&t| t <= now + horizon)
+                .unwrap_or(INF);
+        }
+        let ids = order.iter().map(|&j| e.cluster.jobs[j].id).collect();
+        Ok((order, ids, starts))
+    };
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(draws as usize)
+        .max(1);
+    let mut results: Vec<Result<Sample<'a>, String>> = Vec::new();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let one = &one;
+                scope.spawn(move || {
+                    (0..draws)
+                        .filter(|s| *s as usize % threads == t)
+                        .map(|s| (s, one(s)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut all: Vec<(u32, Result<Sample<'a>, String>)> = Vec::new();
+        for h in handles {
+            match h.join() {
+                Ok(v) => all.extend(v),
+                Err(_) => all.push((0, Err("a start-window plan panicked".into()))),
+            }
+        }
+        all.sort_by_key(|(s, _)| *s);
+        results = all.into_iter().map(|(_, r)| r).collect();
+    });
+    let mut ids: Vec<&'a str> = Vec::new();
+    let mut order: Vec<usize> = Vec::new();
+    let mut starts: Vec<Vec<f64>> = Vec::new();
+    for (s, r) in results.into_iter().enumerate() {
+        let (first_order, first_ids, row) = r?;
+        if s == 0 {
+            order = first_order;
+            ids = first_ids;
+            starts = vec![Vec::with_capacity(draws as usize); order.len()];
+        }
+        for (k, &j) in order.iter().enumerate() {
+            starts[k].push(row.get(j).copied().unwrap_or(INF));
+        }
+    }
+    let finite = |x: f64| Some(x).filter(|v| v.is_finite());
+    Ok(ids
+        .into_iter()
+        .zip(starts.iter_mut())
+        .map(|(id, v)| {
+            v.sort_by(f64::total_cmp);
+            (
+                id,
+                finite(quantile(v, 0.1)),
+                finite(quantile(v, 0.5)),
+                finite(quantile(v, 0.9)),
+            )
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_is_the_runs_own_with_a_floor() {
+        match RunDist::of(&[100.0, 200.0], None) {
+            RunDist::History(_, s) => {
+                let sigma = 2f64.ln() / 2f64.sqrt();
+                assert!((s - 0.9 * sigma * 2f64.powf(-0.2)).abs() < 1e-9)
+            }
+            d => panic!("{d:?}"),
+        }
+        assert_eq!(
+            RunDist::of(&[60.0, 60.0, 60.0], None),
+            RunDist::History(vec![60.0; 3], SIGMA_MIN)
+        );
+        assert_eq!(
+            RunDist::of(&[60.0], None),
+            RunDist::History(vec![60.0], SIGMA_ONE)
+        );
+        assert_eq!(RunDist::of(&[], Some(30.0)), RunDist::Estimate(30.0));
+        assert_eq!(RunDist::of(&[f64::NAN, -1.0], None), RunDist::Prior);
+    }
+
+    #[test]
+    fn draws_stay_within_the_limit_and_past_what_ran() {
+        let mut rng = Rng(7);
+        let d = RunDist::of(&[50.0, 55.0], None);
+        for _ in 0..1000 {
+            let x = d.draw(&mut rng, Some(52.0));
+            assert!((0.0..=52.0).contains(&x), "{x}");
+            let y = d.draw_after(&mut rng, Some(120.0), 70.0);
+            assert!(y > 70.0 && y <= 120.0, "{y}");
+        }
+        for _ in 0..1000 {
+            let x = RunDist::Prior.draw(&mut rng, Some(100.0));
+            assert!((5.0..=100.0).contains(&x), "{x}");
+        }
+        assert_eq!(RunDist::Prior.draw(&mut rng, None), INF);
+    }
+
+    #[test]
+    fn quantiles_interpolate_and_keep_infinity() {
+        let v = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(quantile(&v, 0.5), 3.0);
+        assert!((quantile(&v, 0.1) - 1.4).abs() < 1e-12);
+        assert_eq!(quantile(&[1.0, INF, INF], 0.9), INF);
+        assert_eq!(quantile(&[1.0, 2.0, INF], 0.1), 1.2);
+    }
+}
