@@ -8,10 +8,10 @@ seed by this module, on the topology of slurm_cluster.py (4 h100 + 4 a100 nodes 
 
 * kinds: a user's repeated job of one shape: 0-8 GPUs on one node or 8 per node on
   two, typed or not, a ``--constraint`` (GPU model or fabric) or none, the gpu or the
-  interactive partition, QoS normal, low or high, a time limit of 1-3 minutes and a
+  interactive partition, QoS normal, low or high, a time limit of 1-2 minutes and a
   base run time either near the limit (85-98 % of it) or far from it (15-60 %);
   each run of a kind varies by +-10 % around its base;
-* history: every kind but a few runs once or twice before the queue, so sacct knows
+* history: every kind but a few runs once (a third of them twice) before the queue, so sacct knows
   it (the few left out test the estimate's prior); CPU-only jobs give each
   association settled fair-share usage, as in tests/harness/fidelity.py;
 * the fill: jobs that start at once on a cluster filled to 85-100 % of its GPUs,
@@ -19,7 +19,7 @@ seed by this module, on the topology of slurm_cluster.py (4 h100 + 4 a100 nodes 
   each other, which is what real clusters look like at a burst's end. They are runs
   of kinds of their own (with history, and in the queue too) whose every run lasts
   the group's time plus 0-5 s;
-* the queue: 40-44 jobs of the kinds (every limit scope appears: QoS GrpTRES and
+* the queue: 28-32 jobs of the kinds (every limit scope appears: QoS GrpTRES and
   MaxTRESPerUser, account GrpTRES, MaxSubmitJobsPerUser), submitted held and
   released once the fill runs.
 
@@ -109,7 +109,8 @@ def _kind(rnd: random.Random) -> Kind:
         constraint = rnd.choice(options)
     gres = None if per == 0 else (f"gpu:{typed}:{per}" if typed else f"gpu:{per}")
     cpus = rnd.choice([4, 8, 16, 32]) if per == 0 else rnd.choice([1, 2, 4, 8])
-    limit_min = rnd.choice([1, 2, 2, 3, 3])
+    # Limits of 1-2 minutes: a queue of 30 drains in 5-8 minutes, two seeds fit a CI run.
+    limit_min = rnd.choice([1, 1, 2, 2, 2])
     near = rnd.random() < 0.4
     frac = rnd.uniform(0.85, 0.98) if near else rnd.uniform(0.15, 0.6)
     base = max(5.0, limit_min * 60 * frac)
@@ -180,7 +181,7 @@ def generate(seed: int) -> Workload:
     for name in names:
         if name in no_history:
             continue
-        for _ in range(rnd.choice([1, 2])):
+        for _ in range(rnd.choice([1, 1, 2])):
             w.history.append(GenJob(name, _run_of(rnd, kinds[name])))
     high_left = dict.fromkeys(USERS, HIGH_SUBMIT_PER_USER)
 
@@ -196,7 +197,7 @@ def generate(seed: int) -> Workload:
     # kinds of their own whose every run (history too) lasts the group's time plus
     # 0-5 s: which of a group ends first nobody can know, and the runtimes the
     # history gives are as good as they can be.
-    groups = sorted(rnd.uniform(20.0, 100.0) for _ in range(rnd.choice([2, 3])))
+    groups = sorted(rnd.uniform(20.0, 70.0) for _ in range(rnd.choice([2, 3])))
     fill_kinds: list[str] = []
     for g in groups:
         made, want = 0, rnd.randint(3, 5)
@@ -210,8 +211,7 @@ def generate(seed: int) -> Workload:
             w.spread[name] = FILL_SPREAD
             fill_kinds.append(name)
             made += 1
-            for _ in range(rnd.choice([1, 2])):
-                w.history.append(GenJob(name, _run_of(rnd, k, FILL_SPREAD)))
+            w.history.append(GenJob(name, _run_of(rnd, k, FILL_SPREAD)))
     names = sorted(kinds)
     cluster = _Cluster()
     target = rnd.uniform(0.85, 1.0) * len(NODE_NAMES) * GPUS_PER_NODE
@@ -233,7 +233,7 @@ def generate(seed: int) -> Workload:
         used += _gpus(spec)
     # Low-QoS fill jobs last, so that the pinned ones have taken their nodes first.
     w.fill.sort(key=lambda j: j.spec.qos == "low")
-    size = rnd.randint(40, 44)
+    size = rnd.randint(28, 32)
     while len(w.queue) < size:
         name = rnd.choice(names)
         k = kinds[name]
