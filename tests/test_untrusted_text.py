@@ -332,7 +332,8 @@ def test_k8s_snapshot_and_messages_have_no_credentials() -> None:
     pytest.importorskip("kubernetes")
     from quotatop.collectors.k8s import reflector as rf
 
-    kind, message = rf.classify(ConnectionRefusedError(), "discovery", "https://u:secret@api:6443")
+    _, message = rf.classify(ConnectionRefusedError(), "discovery",
+                             "https://u:secret@api:6443")
     assert "secret" not in message and "https://api:6443" in message
 
 
