@@ -210,6 +210,27 @@ def test_report_formats_hold_no_raw_control(tmp_path: Path, capsys: pytest.Captu
         assert printable(f"team{EVERY}")[:20] in out
 
 
+@pytest.mark.parametrize("fmt", [[], ["--json"]], ids=["text", "json"])
+def test_whatif_outputs_hold_no_raw_control(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            fmt: list[str]) -> None:
+    rec = record(tmp_path / "r.qtr", hostile())
+    change = f"team='team{EVERY}' max.gpu=16"
+    rc, out, err = run_cli(["whatif", "--source", "replay", str(rec), "--set", change, *fmt],
+                           capsys)
+    assert rc == 0, err
+    assert raw_controls(out) == [] and raw_controls(err) == []
+    if fmt:
+        json.loads(out)
+
+
+def test_replay_json_holds_no_raw_control(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    rec = record(tmp_path / "r.qtr", hostile())
+    rc, out, err = run_cli(["replay", str(rec), "--json"], capsys)
+    assert rc == 0, err
+    assert raw_controls(out) == [] and json.loads(out)["snapshot"]["cluster"] == f"c{EVERY}"
+
+
 def test_an_error_quoting_hostile_text_is_one_clean_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # A file name is as hostile as a job name: the message quotes it.
