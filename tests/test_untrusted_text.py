@@ -368,3 +368,18 @@ def test_prometheus_snapshot_names_no_credentials() -> None:
     blob = json.dumps(msgspec_builtins(snap))
     assert "secret" not in blob and snap.meta["prometheus_url"] == \
         "http://127.0.0.1:9/?token=***"
+
+
+async def test_the_banner_shows_the_clusters_brackets_as_text_not_markup() -> None:
+    """A str given to a Static is Textual markup: a stderr line with "[reverse]" hid
+    text and one with "[@click=app.quit]" made a link that acts."""
+    from quotatop.tui.app import QuotatopApp
+
+    snap = hostile(tag="-ok")
+    snap.stale = True
+    snap.stale_reason = "squeue: [reverse]x[/reverse] gpu[01-04] [@click=app.quit]q[/]"
+    app = QuotatopApp(FixedCollector(snap), refresh=60.0, clock=frozen_clock)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await loaded(pilot)
+        banner = [ln for ln in screen_text(app).splitlines() if "source stale" in ln]
+        assert banner and f"source stale: {snap.stale_reason}" in banner[0], banner
