@@ -22,9 +22,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from quotatop.collectors.model import Series, Snapshot, SourceStatus, Team
+from quotatop.collectors.untrusted import redact_url as redact_url  # re-exported: the one
 
 # Groups of default queries. ``{team}`` is the label that names a team (the
 # namespace for kube-state-metrics and DCGM's pod mapping) and ``{window}`` the
@@ -100,17 +101,6 @@ class TeamEfficiency:
     def describe(self) -> str:
         util = "unknown" if self.avg_util_percent is None else f"{self.avg_util_percent:.0f}%"
         return f"{self.team} holds {self.gpus_held:g} GPUs at {util} utilization"
-
-
-def redact_url(url: str) -> str:
-    """The URL without user:password@, fit for a status line."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
 def _read_secret(path: str | None, env: str | None, what: str) -> str | None:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from quotatop import __version__
 from quotatop.collectors import procgroups
 from quotatop.collectors.errors import UserError
+from quotatop.collectors.untrusted import printable
 from quotatop.commands import COMMANDS
 from quotatop.flags import OneLineParser, seconds
 from quotatop.source_flags import add_source_flags
@@ -53,7 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with procgroups.killing_on_signals():
             return int(args.func(args))
     except UserError as e:
-        print(f"quotatop: {e}", file=sys.stderr)
+        # A message quotes what it refuses (a job name, squeue's stderr, a path): escaped,
+        # so that it stays one line and sends nothing to the terminal.
+        print(f"quotatop: {printable(str(e))}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         return 130

@@ -72,10 +72,12 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         import sys
 
+        from quotatop.collectors.untrusted import printable
+
         # Found by tests/fuzz: argparse quotes some arguments as given ("unrecognized
         # arguments: a<newline>b"); a line break, another control character or a lone
         # surrogate (invalid UTF-8 in argv) is written escaped, so the error stays one line.
-        message = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+        message = printable(message)
         sys.stderr.write(f"quotatop: {self.prog.removeprefix('quotatop ')}: {message}\n"
                          if self.prog != "quotatop" else f"quotatop: {message}\n")
         sys.exit(2)

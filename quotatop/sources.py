@@ -19,6 +19,7 @@ import msgspec
 
 from quotatop.collectors.base import Collector
 from quotatop.collectors.errors import UserError
+from quotatop.collectors.untrusted import redact_url
 from quotatop.simulation import DEMO_DATA
 
 # The one default demo: what `quotatop`, `snapshot --source demo` and `record --source demo` play.
@@ -196,7 +197,8 @@ def _prometheus(opts: SourceOptions) -> Collector:
         raise UserError("the prometheus source needs a URL: --prometheus-url URL, or url "
                         "under [sources.prometheus] in the config")
     if not opts.prometheus_url.startswith(("http://", "https://")):
-        raise UserError(f"prometheus URL {opts.prometheus_url!r} is not an http(s) URL")
+        raise UserError(f"prometheus URL {redact_url(opts.prometheus_url)!r} "
+                        "is not an http(s) URL")
     for env_field in ("prometheus_bearer_token_env", "prometheus_basic_password_env"):
         if (value := getattr(opts, env_field)) is not None and (not value or "=" in value):
             raise UserError(f"option {env_field} names an environment variable, not {value!r}")

@@ -224,3 +224,106 @@ def test_mutated_json_never_crashes(data: st.DataObject) -> None:
             decode(bytes(raw))
         except ParseError as exc:
             assert "\n" not in str(exc)
+
+
+# ---- wrapped numbers and records that cannot stand (issue #35) ---------------------------
+
+
+def _v40_with(job: int, **fields: object) -> bytes:
+    """The 22.05 jobs in the 23.02+ shape, job index ``job`` with ``fields`` replaced."""
+    doc = json.loads(_as_v40(json.loads(_read("squeue.json"))))
+    doc["jobs"][job].update(fields)
+    return json.dumps(doc).encode()
+
+
+def _wrap(**num: object) -> dict[str, object]:
+    return {"set": True, "infinite": False, **num}
+
+
+@pytest.mark.parametrize(("field", "value", "attr", "want"), [
+    # Slurm's INFINITE: no limit; not a number of minutes.
+    ("time_limit", _wrap(infinite=True, number=0), "time_limit", None),
+    ("time_limit", _wrap(set=False, number=60), "time_limit", None),
+    ("priority", _wrap(set=False, number=7), "priority", None),
+    ("priority", _wrap(infinite=True, number=7), "priority", None),
+    ("node_count", _wrap(set=False, number=3), "nodes_requested", 1),
+    ("time_limit", _wrap(number=90), "time_limit", 90 * 60.0),
+])
+def test_unset_and_infinite_numbers_mean_no_value(field: str, value: object, attr: str,
+                                                  want: object) -> None:
+    jobs, info = decode_squeue(_v40_with(2, **{field: value}))
+    assert len(jobs) == 21 and not info.warnings
+    assert getattr(jobs[2], attr) == want
+
+
+@pytest.mark.parametrize(("field", "value", "reason"), [
+    ("time_limit", _wrap(number=-5), "negative time limit -5"),
+    ("priority", _wrap(number=-1), "negative priority -1"),
+    ("node_count", _wrap(number=-2), "negative node count -2"),
+    ("time_limit", -5, "negative time limit -5"),  # plain, as some releases print it
+    ("time_limit", {"set": True, "infinite": False}, "set, but no number"),
+    ("priority", _wrap(number=None), "set, but no number"),
+    ("time_limit", _wrap(number="60"), "Expected `float | null`, got `str`"),
+    ("priority", _wrap(number=True), "Expected `float | null`, got `bool`"),
+    ("node_count", "two", "Expected `int | float | object | null`, got `str`"),
+    ("nodes", "gpu[001-999999]", "more than 100000 hosts"),
+])
+def test_a_record_that_cannot_stand_is_skipped_with_its_reason(field: str, value: object,
+                                                               reason: str) -> None:
+    # Job index 3 is job 4, running on gpu08.
+    jobs, info = decode_squeue(_v40_with(3, **{field: value}))
+    assert "4" not in {j.id for j in jobs} and len(jobs) == 20
+    assert len(info.warnings) == 1, info.warnings
+    assert info.warnings[0].startswith("squeue: skipped 1 ")
+    assert reason in info.warnings[0] and "job 4" in info.warnings[0], info.warnings
+
+
+@pytest.mark.parametrize("field", ["time_limit", "priority", "node_count"])
+def test_a_negative_2205_number_skips_its_record(field: str) -> None:
+    doc = json.loads(_read("squeue.json"))
+    doc["jobs"][3][field] = -3
+    jobs, info = decode_squeue(json.dumps(doc).encode())
+    assert "4" not in {j.id for j in jobs} and len(jobs) == 20
+    assert f"job 4: negative {field.replace('_', ' ')} -3" in info.warnings[0]
+
+
+@pytest.mark.parametrize("shape", ["22.05", "23.11"])
+def test_a_duplicate_job_id_keeps_the_first_and_names_the_rest(shape: str) -> None:
+    doc = json.loads(_read("squeue.json") if shape == "22.05"
+                     else _as_v40(json.loads(_read("squeue.json"))))
+    first = doc["jobs"][3]
+    twin = dict(doc["jobs"][4], job_id=first["job_id"])
+    doc["jobs"] += [twin, dict(twin)]
+    jobs, info = decode_squeue(json.dumps(doc).encode())
+    ids = [j.id for j in jobs]
+    assert len(ids) == len(set(ids)) == 21
+    assert next(j for j in jobs if j.id == "4").nodes == ["gpu08"]  # the first record's
+    assert info.warnings == ["squeue: skipped 2 record(s) of a job id already listed "
+                             "(the first kept): 4, 4"]
+
+
+def test_a_grouped_sinfo_row_with_a_broken_number_is_skipped_with_its_reason() -> None:
+    row = {"nodes": {"nodes": ["gpu01"]}, "node": {"state": ["IDLE"]},
+           "partition": {"name": "gpu"}, "gres": {"total": "gpu:8"}}
+    doc = {"meta": {"plugin": {"data_parser": "data_parser/v0.0.40"}},
+           "sinfo": [dict(row, cpus={"total": {"set": True, "infinite": False}}),
+                     dict(row, nodes={"nodes": ["gpu02"]}, cpus={"total": 64})]}
+    nodes, info, _ = decode_sinfo(json.dumps(doc).encode())
+    assert [n.name for n in nodes] == ["gpu02"]
+    assert info.warnings == ["sinfo: skipped 1 record(s): nodes gpu01: set, but no number"]
+
+
+def test_the_reason_reaches_the_snapshot() -> None:
+    from slurm_fixture_runner import FixtureRunner
+
+    from quotatop.collectors.slurm.collector import SlurmCollector
+
+    runner = FixtureRunner()
+    doc = json.loads(_read("squeue.json"))
+    doc["jobs"][3]["time_limit"] = -5
+    doc["jobs"].append(dict(doc["jobs"][5]))
+    runner.override["squeue.json"] = json.dumps(doc).encode()
+    snap = SlurmCollector(runner).collect()
+    assert any("job 4: negative time limit -5" in w for w in snap.warnings), snap.warnings
+    assert any("job id already listed (the first kept): 6" in w for w in snap.warnings)
+    assert len([j for j in snap.jobs if j.id == "6"]) == 1

@@ -460,7 +460,9 @@ class QuotatopApp(HabitsMixin, App[None]):
         if self.incident_state.error:
             lines.append(f"⚠ {self.incident_state.error}")
         if lines:
-            banner.update("\n".join(lines))
+            # A Text, not a str: a str is Textual markup, and a reason quotes the cluster
+            # ("[@click=app.quit]…" in a stderr line would become a link that acts).
+            banner.update(Text("\n".join(lines)))
             banner.add_class("shown")
         else:
             banner.remove_class("shown")

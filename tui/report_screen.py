@@ -21,6 +21,7 @@ from textual_plotext import PlotextPlot
 
 from quotatop.collectors.errors import UserError
 from quotatop.collectors.model import Snapshot
+from quotatop.collectors.untrusted import printable, printable_tree
 from quotatop.review.report import Prices, Report, TeamRow
 from quotatop.tui.format import DASH, duration
 from quotatop.tui.report_frames import session_report
@@ -104,12 +105,15 @@ class ReportScreen(ModalScreen[None]):
     @work(thread=True, exclusive=True, group="report", description="report")
     def _compute(self) -> None:
         try:
-            rep = session_report(self.collector, self.recording, self.prices, self.snap)
+            # From a recording or sacct: the cluster's names as they were, escaped here
+            # as the session escapes a snapshot (collectors/untrusted.py).
+            rep = printable_tree(session_report(self.collector, self.recording, self.prices,
+                                                self.snap))
         except UserError as e:
-            self.app.call_from_thread(self._failed, str(e))
+            self.app.call_from_thread(self._failed, printable(str(e)))
             return
         except Exception as e:  # a bad recording must be a message, not a crash
-            self.app.call_from_thread(self._failed, f"{type(e).__name__}: {e}")
+            self.app.call_from_thread(self._failed, printable(f"{type(e).__name__}: {e}"))
             return
         self.app.call_from_thread(self._show, rep)
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from quotatop.collectors.base import Collector, driven_as_timeline
 from quotatop.collectors.footprint import Footprint
 from quotatop.collectors.model import Snapshot
+from quotatop.collectors.untrusted import printable, printable_tree
 from quotatop.tui.derive import Derived, derive
 from quotatop.tui.heap import give_back_free_heap
 from quotatop.tui.live_incidents import IncidentState, LiveIncidents
@@ -107,7 +108,8 @@ class Session:
         self.footprint_meter = footprint
         self.footprint: Footprint | None = None
         self._paused = False  # a live source's pause; a timeline keeps its own
-        self.snapshot: Snapshot | None = None  # the last good one
+        self.snapshot: Snapshot | None = None  # the last good one, as shown
+        self._raw: Snapshot | None = None  # the same as the source gave it, for R
         self.predictions = Predictions()  # the answer shown with it
         # The snapshot waiting for the core: set by the collect worker, taken by the UI
         # thread; the lock keeps a newer one from being lost between read and take.
@@ -139,13 +141,18 @@ class Session:
 
     def _refresh(self) -> None:
         try:
-            snap = self.collector.collect()
-            if self._unchanged(snap):
+            raw = self.collector.collect()
+            # Every string the views paint comes from here: escaped once, where it
+            # enters, so that no job name or stderr line sends control characters or
+            # bidi overrides to the terminal (collectors/untrusted.py; Rich and Textual
+            # pass ESC through). The same object when clean, as nearly always.
+            snap = printable_tree(raw)
+            if self._unchanged(raw):
                 self.emit(Unchanged(snap))
                 return
             derived = derive(snap)
         except Exception as e:  # a collector bug must become a banner, not a crash
-            self.emit(Failed(f"{type(e).__name__}: {e}"))
+            self.emit(Failed(printable(f"{type(e).__name__}: {e}")))
             return
         if self.footprint_meter is not None:  # after the collect, so it counts its cost
             self.footprint = self.footprint_meter()
@@ -154,7 +161,7 @@ class Session:
         # delays fresh data or the first frame.
         keep = self.predictions
         preds = keep.updating() if core_available() else Predictions(error=keep.error)
-        self.snapshot, self.predictions = snap, preds
+        self.snapshot, self._raw, self.predictions = snap, raw, preds
         with self._want_lock:  # before the event: its handler may ask for it
             self._want_prediction = snap
         self.emit(Collected(snap, derived, preds, self.footprint))
@@ -163,14 +170,14 @@ class Session:
         # keyframe delays it.
         self.emit(IncidentsFound(self.incidents.feed(snap)))
         if self.recording.active:
-            self.recording.append(snap)
+            self.recording.append(raw)  # a recording keeps the source's own words
             if self.recording.error:
                 self.emit(RecordingChanged())
 
     def _unchanged(self, snap: Snapshot) -> bool:
         """The same items as last time, from a source that says it hands them back
         unchanged while nothing new has come (``repeats_items``: the live source)."""
-        prev = self.snapshot
+        prev = self._raw
         return (getattr(self.collector, "repeats_items", False) and prev is not None
                 and snap.jobs is prev.jobs and snap.nodes is prev.nodes
                 and snap.teams is prev.teams)
@@ -229,8 +236,11 @@ class Session:
 
     # recording (a worker thread: a keyframe may be slow) ---------------------------
     def record_start(self, snap: Snapshot | None = None) -> None:
-        """Record from ``snap`` (what is on screen; the last good one if None) on."""
-        self.recording.start(snap if snap is not None else self.snapshot, self.collector.name)
+        """Record from ``snap`` (what is on screen; the last good one if None) on. What
+        is on screen is the last good snapshot as shown: its keyframe is the source's own."""
+        if snap is None or snap is self.snapshot:
+            snap = self._raw
+        self.recording.start(snap, self.collector.name)
         self.emit(RecordingChanged())
 
     def record_stop(self) -> None:

@@ -28,6 +28,7 @@ from quotatop.collectors.k8s.discovery import (
 )
 from quotatop.collectors.k8s.kueue import cluster_queue_partition, fill_unseen_usage
 from quotatop.collectors.model import Snapshot, SourceStatus
+from quotatop.collectors.untrusted import redact_url
 
 Obj = dict[str, Any]
 
@@ -50,7 +51,7 @@ class KubernetesCollector:
         self._last: Snapshot | None = None
 
     def __repr__(self) -> str:  # the client config holds the token: never show it
-        return f"KubernetesCollector(server={self._server!r})"
+        return f"KubernetesCollector(server={redact_url(self._server)!r})"
 
     # --- setup ---------------------------------------------------------------------------
 
@@ -147,7 +148,8 @@ class KubernetesCollector:
             cluster=self.config.cluster,
             source=self.name,
             taken_at=now,
-            meta={"server": self._server, **self.config.extra},
+            # Redacted: the snapshot is shown, recorded and exported.
+            meta={"server": redact_url(self._server), **self.config.extra},
         )
         stale: list[str] = []
         for key, r in self.reflectors.items():

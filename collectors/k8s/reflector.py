@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from quotatop.collectors.untrusted import redact_url
+
 Obj = dict[str, Any]
 
 # Error kinds: the collector decides per kind whether the whole snapshot is stale
@@ -44,6 +46,8 @@ def _status_message(body: Any) -> str | None:
 def classify(exc: BaseException, what: str, server: str) -> tuple[str, str]:
     """(kind, one-line message) for an exception raised by the kubernetes client."""
     from kubernetes.client.exceptions import ApiException
+
+    server = redact_url(server)  # a kubeconfig's server URL may carry user:password@
 
     if isinstance(exc, ApiException):
         status = int(exc.status or 0)

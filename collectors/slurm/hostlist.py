@@ -9,8 +9,11 @@ from quotatop.collectors.slurm.errors import ParseError
 from quotatop.collectors.slurm.ranges import split_top
 
 EMPTY = frozenset({"", "(null)", "None", "N/A"})
-# A cluster this large does not exist; the cap stops "n[0-999999999]" eating memory.
-MAX_HOSTS = 1_000_000
+# The most hosts one hostlist may name: no cluster has more nodes (quotatop/flags.py
+# MAX_NODES, the same bound for a scenario), and the cap, checked before a range is
+# expanded, stops "gpu[001-999999]" from building a million names per record.
+MAX_HOSTS = 100_000
+_TOO_MANY = f"more than {MAX_HOSTS} hosts (the bound on one hostlist)"
 _TRAILING_DIGITS = re.compile(r"^(.*?)([0-9]+)$")
 _DIGITS = re.compile(r"[0-9]+")
 
@@ -28,7 +31,7 @@ def _expand_range(body: str, whole: str) -> list[str]:
         if b < a:
             raise ParseError("hostlist", whole, f"descending range {piece!r}")
         if b - a + len(out) >= MAX_HOSTS:
-            raise ParseError("hostlist", whole, "too many hosts")
+            raise ParseError("hostlist", whole, _TOO_MANY)
         width = len(lo)
         out.extend(f"{n:0{width}d}" for n in range(a, b + 1))
     return out
@@ -50,7 +53,7 @@ def _expand_item(item: str, whole: str) -> list[str]:
     for c in choices:
         total *= len(c)
     if total > MAX_HOSTS:
-        raise ParseError("hostlist", whole, "too many hosts")
+        raise ParseError("hostlist", whole, _TOO_MANY)
     return ["".join(p) for p in itertools.product(*choices)]
 
 
@@ -65,7 +68,7 @@ def expand_hostlist(text: str) -> list[str]:
     for item in split_top(text, "hostlist", "[", "]", nested=False):
         hosts.extend(_expand_item(item, text))
         if len(hosts) > MAX_HOSTS:
-            raise ParseError("hostlist", text, "too many hosts")
+            raise ParseError("hostlist", text, _TOO_MANY)
     return hosts
 
 

@@ -171,6 +171,26 @@ def _payload(
     return items
 
 
+class _Label(msgspec.Struct, gc=False):
+    job_id: int | str | None = None
+    name: str | None = None
+
+
+_labels = msgspec.json.Decoder(_Label)
+
+
+def _label(rec: msgspec.Raw) -> str:
+    """`` (job 12)`` or `` (node gpu01)`` for a record that could not be read whole:
+    which one it was, where the record says (e.g. a time limit that is not a number)."""
+    try:
+        got = _labels.decode(rec)
+    except msgspec.DecodeError:
+        return ""
+    if got.job_id is not None:
+        return f" (job {got.job_id})"
+    return f" (node {got.name})" if got.name else ""
+
+
 def _one_by_one(
     raw: msgspec.Raw,
     decoder: msgspec.json.Decoder,
@@ -191,7 +211,7 @@ def _one_by_one(
         try:
             out.extend(decoder.decode(b"[" + bytes(rec) + b"]") or [])
         except msgspec.DecodeError as one:
-            skipped.append(f"#{n}: {str(one).splitlines()[0]}")
+            skipped.append(f"#{n}{_label(rec)}: {str(one).splitlines()[0]}")
     if skipped:
         info.warnings.append(
             f"{what}: skipped {len(skipped)} unreadable record(s): {'; '.join(skipped[:3])}"[:300]
@@ -204,18 +224,34 @@ def _text_or(value: str | None) -> str:
 
 
 def num(value: object) -> float | None:
-    """A plain or wrapped number; None when unset, infinite or a NO_VAL sentinel."""
+    """A plain or wrapped number; None when unset, infinite or a NO_VAL sentinel.
+
+    Slurm's wrapper (data_parser): ``set: false`` is "no value" and ``infinite: true``
+    is INFINITE, i.e. no limit (a time limit, a count) or not known: both None, as
+    a plain NO_VAL is. A wrapper that says it is set but has no number is a broken
+    record, not a zero: ValueError, which skips the record with that reason."""
     if value is None:
         return None
     if isinstance(value, js.Num):
         if not value.set or value.infinite:
             return None
+        if value.number is None:
+            raise ValueError("set, but no number")
         value = value.number
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if not math.isfinite(value) or abs(value) >= _SENTINEL:
             return None
         return float(value)
     return None
+
+
+def _not_negative(**values: float | int | None) -> None:
+    """ValueError naming the first field below zero: a negative time limit, priority or
+    node count is no Slurm value (its sentinels are large and positive), and kept it
+    would run a job backwards in the core or count nodes off the cluster."""
+    for field, v in values.items():
+        if v is not None and v < 0:
+            raise ValueError(f"negative {field.replace('_', ' ')} {v:g}")
 
 
 def epoch(value: object) -> float | None:
@@ -315,6 +351,8 @@ def _job(j: js.SqueueJob39) -> Job:
                 f"%{int(limit)}" if limit and "%" not in j.array_task_string else ""
             )
     limit_min = num(j.time_limit)
+    priority, node_count = num(j.priority), num(j.node_count)
+    _not_negative(time_limit=limit_min, priority=priority, node_count=node_count)
     start = epoch(j.start_time)
     nodes_text = j.nodes
     return Job(
@@ -328,13 +366,13 @@ def _job(j: js.SqueueJob39) -> Job:
         partition=j.partition or None,
         state=state,
         request=_with_gpus(resources(j.tres_req_str or ""), j),
-        nodes_requested=int(num(j.node_count) or 1),
+        nodes_requested=int(node_count or 1),
         time_limit=limit_min * 60 if limit_min is not None else None,
         submit_time=epoch(j.submit_time) or 0.0,
         eligible_time=epoch(j.eligible_time),
         start_time=start if state != PENDING else None,
         end_time=epoch(j.end_time) if state != PENDING else None,
-        priority=num(j.priority),
+        priority=priority,
         reason=_none_if(j.state_reason, "None"),
         # A pending job's start_time is Slurm's own (backfill) estimate.
         estimated_start=start if state == PENDING else None,
@@ -355,12 +393,33 @@ def _jobs39(items: list[js.SqueueJob39], warnings: list[str]) -> list[Job]:
         except (ParseError, ValueError, TypeError, OverflowError) as exc:
             bad.append(f"job {j.job_id}: {exc}")
     _skipped("squeue", bad, warnings)
-    return out
+    return _first_of_each_id(out, warnings)
 
 
 def _skipped(what: str, bad: list[str], warnings: list[str]) -> None:
     if bad:
         warnings.append(f"{what}: skipped {len(bad)} record(s): {'; '.join(bad[:3])}"[:300])
+
+
+def _first_of_each_id(jobs: list[Job], warnings: list[str]) -> list[Job]:
+    """squeue's jobs with each id once: the first record kept, the others named in a
+    warning. squeue lists a job once (an array task and a het component have ids of
+    their own), so a second record is a broken answer; the core refuses a snapshot
+    with two jobs of one id, which would lose every prediction for one bad record."""
+    if len({j.id for j in jobs}) == len(jobs):  # the common case: one set, ~5 ms at 100k
+        return jobs
+    seen: set[str] = set()
+    out: list[Job] = []
+    dropped: list[str] = []
+    for j in jobs:
+        if j.id in seen:
+            dropped.append(j.id)
+            continue
+        seen.add(j.id)
+        out.append(j)
+    warnings.append(f"squeue: skipped {len(dropped)} record(s) of a job id already listed "
+                    f"(the first kept): {', '.join(dropped[:5])}"[:300])
+    return out
 
 
 def _jobs38(items: list[js.SqueueJob38], warnings: list[str] | None = None) -> list[Job]:
@@ -384,6 +443,9 @@ def _jobs38(items: list[js.SqueueJob38], warnings: list[str] | None = None) -> l
                 request = requests[tres] = dict(_tres_cached(tres))
             limit = j.time_limit
             priority = j.priority
+            if (limit is not None and limit < 0) or (priority is not None and priority < 0) \
+                    or (j.node_count is not None and j.node_count < 0):
+                _not_negative(time_limit=limit, priority=priority, node_count=j.node_count)
             reason = j.state_reason
             dependency = j.dependency
             submit = j.submit_time
@@ -440,6 +502,7 @@ def _jobs38(items: list[js.SqueueJob38], warnings: list[str] | None = None) -> l
         append(job)
     if warnings is not None:
         _skipped("squeue", bad, warnings)
+        return _first_of_each_id(out, warnings)
     return out
 
 
@@ -640,6 +703,7 @@ def decode_sinfo(data: bytes) -> tuple[list[Node], Decoded, bool]:
             nodes = _nodes(_payload(env.nodes, _sinfo39, "sinfo", info), info, False)
         return nodes, info, True
     by_name: dict[str, Node] = {}
+    bad: list[str] = []
     for g in _payload(env.sinfo, _groups, "sinfo", info):
         names = (g.nodes.nodes if g.nodes else None) or []
         part = (g.partition.name if g.partition else "") or ""
@@ -649,8 +713,13 @@ def decode_sinfo(data: bytes) -> tuple[list[Node], Decoded, bool]:
         reason = reason or ""
         active = features(g.features.active if g.features else None)
         state = node_state(g.node.state if g.node else None)
-        cpus = num(g.cpus.total) if g.cpus else None
-        mem = num(g.memory.maximum) if g.memory else None
+        try:
+            cpus = num(g.cpus.total) if g.cpus else None
+            mem = num(g.memory.maximum) if g.memory else None
+            _not_negative(cpus=cpus, memory=mem)
+        except ValueError as exc:  # one broken row: its nodes are left out, named
+            bad.append(f"nodes {','.join(names[:3])}: {exc}")
+            continue
         for name in names:
             node = by_name.get(name)
             if node is None:
@@ -672,6 +741,7 @@ def decode_sinfo(data: bytes) -> tuple[list[Node], Decoded, bool]:
                 )
             if part and part not in node.partitions:
                 node.partitions.append(part)
+    _skipped("sinfo", bad, info.warnings)
     return list(by_name.values()), info, False
 
 
@@ -701,6 +771,7 @@ def _acct_job(j: js.AcctJob) -> Job:
     tres = j.tres or js.AcctTresSet()
     wanted = tres.requested or tres.allocated
     node_count = next((num(t.count) for t in wanted or () if t.type == "node"), None)
+    _not_negative(time_limit=limit, priority=num(j.priority), node_count=node_count)
     return Job(
         id=str(j.job_id),
         name=j.name or "",

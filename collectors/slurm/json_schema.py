@@ -18,7 +18,9 @@ class Num(Struct, gc=False):
 
     set: bool = True
     infinite: bool = False
-    number: float = 0
+    # None when absent or null: with set true that is a broken record (json_decode.num
+    # refuses it), not the 0 a default would silently make of it.
+    number: float | None = None
 
 
 # gc=False: decoded JSON is a tree, never a cycle, and 100k tracked objects make the

@@ -28,6 +28,7 @@ import msgspec
 from quotatop.collectors import procgroups
 from quotatop.collectors.errors import UserError
 from quotatop.collectors.model import PENDING, Snapshot
+from quotatop.collectors.untrusted import printable, redact_url
 from quotatop.flags import number, seconds
 from quotatop.source_flags import add_source_flags, source_options
 
@@ -195,7 +196,7 @@ class Exporter:
         # A source that stays down would print the same line every refresh: once is enough.
         if note not in self._state.notes:
             self._state.notes.add(note)
-            print(f"quotatop exporter: {note}", file=sys.stderr, flush=True)
+            print(f"quotatop exporter: {printable(note)}", file=sys.stderr, flush=True)
 
     def poll(self) -> Snapshot:
         """One poll. The metrics show the snapshot when it is good; when it is stale they
@@ -326,7 +327,10 @@ def _gauge(name: str, doc: str, labels: list[str],
 
     g = GaugeMetricFamily(name, doc, labels=labels)
     for values, v in samples:
-        g.add_metric(values, v)
+        # prometheus_client escapes only \\, \n and " in a label value: a team or
+        # resource name from the cluster keeps every other control byte raw in /metrics
+        # (and in every dashboard showing it), so each value is escaped (untrusted.py).
+        g.add_metric([printable(x) for x in values], v)
     return g
 
 
@@ -339,7 +343,9 @@ def default_cluster(kind: str, opts: Any) -> str:
     elif kind == "k8s":
         host = opts.context
     elif kind == "prometheus" and opts.prometheus_url:
-        host = urlparse(opts.prometheus_url).netloc or None
+        # The host only: a URL's user:password@ must not become a label every scrape
+        # stores (and every dashboard shows).
+        host = urlparse(redact_url(opts.prometheus_url)).netloc or None
     return f"{kind}/{host}" if host else kind
 
 

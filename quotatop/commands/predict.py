@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from quotatop.collectors.errors import UserError
+from quotatop.collectors.untrusted import json_safe, printable
 from quotatop.flags import number
 from quotatop.source_flags import add_source_flags, source_options
 
@@ -173,29 +174,33 @@ CSV_FIELDS = [f for f in PredictedJob.__struct_fields__]
 
 
 def _csv_value(v: Any) -> str:
+    # Names come from the cluster: escaped (collectors/untrusted.py), so that a cell is
+    # one line and a spreadsheet or `column -t` on a terminal gets no control bytes.
     if v is None:
         return ""
     if isinstance(v, list):
         if v and isinstance(v[0], dict):
-            return ";".join(f"{d['job_id']}:{d['mode']}" for d in v)
-        return ";".join(str(x) for x in v)
+            return printable(";".join(f"{d['job_id']}:{d['mode']}" for d in v))
+        return printable(";".join(str(x) for x in v))
     if isinstance(v, dict):
-        return ";".join(f"{k}={x:g}" for k, x in v.items())
+        return ";".join(f"{printable(k)}={x:g}" for k, x in v.items())
     if isinstance(v, float):
         return f"{v:.3f}".rstrip("0").rstrip(".")
-    return str(v)
+    return printable(str(v))
 
 
 def _text(out: PredictOutput) -> str:
-    lines = [f"{out.source} {out.cluster} at {out.taken_at_iso}: "
+    p = printable  # every name and reason: one line, no control bytes (untrusted.py)
+    lines = [f"{p(out.source)} {p(out.cluster)} at {out.taken_at_iso}: "
              f"{len(out.jobs)} pending jobs"]
     if out.stale:
-        lines.append(f"stale: {out.stale_reason}")
+        lines.append(f"stale: {p(str(out.stale_reason))}")
     for r in out.jobs:
         when = "—" if r.predicted_wait is None else (
             "now" if r.predicted_wait < 1 else f"in {r.predicted_wait:.0f}s")
-        nodes = ",".join(r.predicted_nodes) or "—"
-        lines.append(f"{r.job_id:>8} {r.team:<14} {r.user:<8} {when:>9} {nodes:<16} {r.reason}")
+        nodes = p(",".join(r.predicted_nodes)) or "—"
+        lines.append(f"{p(r.job_id):>8} {p(r.team):<14} {p(r.user):<8} {when:>9} "
+                     f"{nodes:<16} {p(r.reason)}")
     return "\n".join(lines)
 
 
@@ -247,7 +252,9 @@ def run(args: argparse.Namespace) -> int:
               f"{_clock(span[0])}-{_clock(span[1])}: pick a frame with --at HH:MM or "
               "+DURATION", file=sys.stderr)
     if args.json:
-        sys.stdout.write(json.dumps(msgspec.to_builtins(out), ensure_ascii=False) + "\n")
+        # The data exactly, with no control character raw in the bytes (untrusted.py).
+        sys.stdout.write(json_safe(json.dumps(msgspec.to_builtins(out), ensure_ascii=False))
+                         + "\n")
     elif args.csv:
         w = csv.writer(sys.stdout, lineterminator="\n")
         w.writerow(CSV_FIELDS)

@@ -11,6 +11,7 @@ import math
 import sys
 
 from quotatop.collectors.errors import UserError
+from quotatop.collectors.untrusted import json_safe
 from quotatop.flags import number, seconds
 
 
@@ -128,7 +129,7 @@ def _print_frame(source, args: argparse.Namespace) -> int:
         for i in range(source.position + 1):
             mon.feed(source.recording.frame(i))
         out["open_incidents"] = msgspec.to_builtins(mon.open_incidents())
-    sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_safe(json.dumps(out, ensure_ascii=False)) + "\n")  # untrusted.py
     return 0
 
 

@@ -25,6 +25,7 @@ import msgspec
 
 from quotatop.collectors.errors import UserError
 from quotatop.collectors.model import Node, Snapshot, Team
+from quotatop.collectors.untrusted import json_safe, printable
 from quotatop.review.frames import recording_frames
 from quotatop.review.report import (
     JobRecord,
@@ -238,7 +239,13 @@ def _name(r: TeamRow) -> str:
 
 
 def sections(rep: Report) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, header, rows) of each table, shared by md and html."""
+    """(title, header, rows) of each table, shared by md and html; every cell one line
+    with no control character (collectors/untrusted.py): the names are the cluster's."""
+    return [(title, head, [[printable(c) for c in row] for row in rows])
+            for title, head, rows in _sections(rep)]
+
+
+def _sections(rep: Report) -> list[tuple[str, list[str], list[list[str]]]]:
     rows = [*rep.teams, rep.total]
     cur = f" ({rep.currency})" if rep.currency else ""
     out = [
@@ -269,7 +276,7 @@ def sections(rep: Report) -> list[tuple[str, list[str], list[list[str]]]]:
 
 
 def _title(rep: Report) -> str:
-    where = f"{rep.source} {rep.cluster}".strip()
+    where = printable(f"{rep.source} {rep.cluster}".strip())
     return f"quotatop report: {where}, {iso(rep.since)} to {iso(rep.until)} ({rep.hours:.1f} h)"
 
 
@@ -279,7 +286,7 @@ def to_md(rep: Report) -> str:
 
     lines = [f"# {_title(rep)}", ""]
     for note in rep.notes:
-        lines += [f"> {note}", ""]
+        lines += [f"> {printable(note)}", ""]
     for title, head, rows in sections(rep):
         lines += [f"## {title}", "", "| " + " | ".join(head) + " |",
                   "|" + "---|" * len(head)]
@@ -304,13 +311,13 @@ def to_csv(rep: Report) -> str:
         for f in CSV_FIELDS:
             v = getattr(r, f)
             if f == "gpu_hours_by_type":
-                vals.append(_types(v))
+                vals.append(printable(_types(v)))
             elif v is None:
                 vals.append("")
             elif isinstance(v, float):
                 vals.append(f"{v:.4f}".rstrip("0").rstrip("."))
             else:
-                vals.append(str(v))
+                vals.append(printable(str(v)))  # a team's name: one line, no controls
         w.writerow(vals)
     return buf.getvalue()
 
@@ -325,7 +332,7 @@ def to_html(rep: Report) -> str:
     parts = ["<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
              f"<title>{e(_title(rep))}</title><style>{_CSS}</style></head><body>",
              f"<h1>{e(_title(rep))}</h1>"]
-    parts += [f"<p><em>{e(n)}</em></p>" for n in rep.notes]
+    parts += [f"<p><em>{e(printable(n))}</em></p>" for n in rep.notes]
     for title, head, rows in sections(rep):
         parts.append(f"<h2>{e(title)}</h2><table><tr>"
                      + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr>")
@@ -338,7 +345,7 @@ def to_html(rep: Report) -> str:
 def to_json(rep: Report) -> str:
     data = to_builtins(rep)
     data["since_iso"], data["until_iso"] = iso(rep.since), iso(rep.until)
-    return json.dumps(data, ensure_ascii=False) + "\n"
+    return json_safe(json.dumps(data, ensure_ascii=False)) + "\n"
 
 
 def render(rep: Report, fmt: str) -> str:

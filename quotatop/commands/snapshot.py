@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from quotatop.collectors.errors import UserError
+from quotatop.collectors.untrusted import json_safe_bytes, printable
 from quotatop.source_flags import add_source_flags, source_overrides
 
 
@@ -17,13 +18,15 @@ def _summary(snap) -> str:
     pending = sum(1 for j in snap.jobs if j.state == "pending")
     gpus = sum(n.capacity.get("gpu", 0) for n in snap.nodes)
     used = sum(n.allocated.get("gpu", 0) for n in snap.nodes)
+    p = printable  # the source's words: one line each, no control bytes (untrusted.py)
     lines = [
-        f"{snap.source} {snap.cluster}: {len(snap.nodes)} nodes, GPUs {used:g}/{gpus:g} allocated, "
+        f"{p(snap.source)} {p(snap.cluster)}: {len(snap.nodes)} nodes, "
+        f"GPUs {used:g}/{gpus:g} allocated, "
         f"{running} running, {pending} pending, {len(snap.teams)} teams, {len(snap.qos)} QoS"
     ]
-    lines += [f"warning: {w}" for w in snap.warnings]
+    lines += [f"warning: {p(w)}" for w in snap.warnings]
     if snap.stale:
-        lines.append(f"stale: {snap.stale_reason}")
+        lines.append(f"stale: {p(str(snap.stale_reason))}")
     return "\n".join(lines)
 
 
@@ -58,7 +61,7 @@ def collect_showing_progress(collector: Any, out: TextIO = sys.stderr) -> Any:
             running = progress()
             if not running:
                 continue
-            line = progress_line(collector.name, running)
+            line = printable(progress_line(collector.name, running))
             if tty:
                 out.write(f"\r\x1b[K{line}")
                 out.flush()
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         reason = (snap.stale_reason or "").removeprefix(f"{args.source}: ")
         raise UserError(f"{args.source}: no data: {reason}")
     if args.json:
-        sys.stdout.buffer.write(to_json(snap) + b"\n")
+        sys.stdout.buffer.write(json_safe_bytes(to_json(snap)) + b"\n")
     else:
         print(_summary(snap))
     return 0

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from quotatop.collectors.errors import UserError
+from quotatop.collectors.untrusted import printable, redact_url, redact_urls_in
 from quotatop.flags import number
 from quotatop.source_flags import add_source_flags
 
@@ -169,21 +170,44 @@ def serve_command(argv: Sequence[str]) -> str:
     return shlex.join([sys.executable, "-m", "quotatop", *argv])
 
 
+def shown_command(command: str) -> str:
+    """The per-session command as the start-up banner prints it: a URL given to the TUI
+    (``--prometheus-url http://user:password@host``) without its credentials."""
+    return printable(redact_urls_in(command))
+
+
+def make_server(command: str, host: str, port: int, public_url: str) -> Any:
+    """textual-serve's Server, its banner printing ``shown_command``. Its own banner
+    (Server.on_startup) prints the command as it runs it, a password in a URL included,
+    to a terminal and to whatever log keeps the server's output."""
+    from textual_serve.server import LOGO, Server
+
+    class _Server(Server):  # type: ignore[misc]
+        async def on_startup(self, app: Any) -> None:
+            self.console.print(LOGO, highlight=False)
+            # markup=False: a path with "[" in it is text, not a style tag.
+            self.console.print(f"Serving {shown_command(self.command)!r} on "
+                               f"{redact_url(self.public_url)}", markup=False,
+                               highlight=False)
+            self.console.print("\n[cyan]Press Ctrl+C to quit")
+
+    return _Server(command, host=host, port=port, title="quotatop", public_url=public_url)
+
+
 def run(args: argparse.Namespace) -> int:
     host: str = args.host
     port = int(args.port)
     # textual-serve derives the websocket URL by swapping the scheme's "http" for "ws".
     if args.public_url is not None and not args.public_url.startswith(("http://", "https://")):
-        raise UserError(f"web: --public-url {args.public_url!r} is not an http(s) URL")
+        raise UserError(f"web: --public-url {redact_url(args.public_url)!r} "
+                        "is not an http(s) URL")
     argv = tui_argv(args)
     check_bind(host, port)
     if not _is_loopback(host, port):
         print(f"quotatop: warning: --host {host}: the TUI will be reachable from the network "
               "with no authentication", file=sys.stderr)
-    from textual_serve.server import Server
-
-    server = Server(serve_command(argv), host=host, port=port, title="quotatop",
-                    public_url=args.public_url or public_url(host, port))
+    server = make_server(serve_command(argv), host, port,
+                         args.public_url or public_url(host, port))
     try:
         server.serve()
     except OSError as e:  # lost the race for the port since check_bind

@@ -13,6 +13,7 @@ import sys
 
 import msgspec
 
+from quotatop.collectors.untrusted import json_safe, printable_lines
 from quotatop.flags import number
 from quotatop.review.whatif import WhatifOutput, parse_set, whatif
 from quotatop.source_flags import add_source_flags
@@ -58,9 +59,12 @@ def run(args: argparse.Namespace) -> int:
     snap, _ = snapshot_frame(args)
     out = whatif(snap, changes, runtimes=args.runtimes, horizon=args.horizon)
     if args.json:
-        sys.stdout.write(json.dumps(msgspec.to_builtins(out), ensure_ascii=False) + "\n")
+        sys.stdout.write(json_safe(json.dumps(msgspec.to_builtins(out), ensure_ascii=False))
+                         + "\n")
     else:
-        print(text(out))
+        # Team and node names are the cluster's: no control character reaches the terminal
+        # (collectors/untrusted.py); the lines are this module's own.
+        print(printable_lines(text(out)))
     return 0
 
 

@@ -332,3 +332,61 @@ def test_found_a_duration_out_of_range_is_a_parse_error(text: str) -> None:
 
     with pytest.raises(ParseError, match="duration"):
         parse_duration(text)
+
+
+# ---- squeue's numbers and ids: each record read, or skipped with a named reason ---------
+NUMBER_FIELDS = {"time_limit": "time_limit", "priority": "priority",
+                 "node_count": "nodes_requested"}
+_MISSING = object()
+
+
+@st.composite
+def hostile_numbers(draw: st.DrawFn) -> tuple[bytes, str, str, object]:
+    """A squeue answer with one job's time limit, priority or node count replaced by a
+    hostile number (wrapped as 23.02+ does, or plain), now and then that job listed twice:
+    (document, job id, field, the value put there)."""
+    doc = json.loads(draw(st.sampled_from(SQUEUE_FIXTURES)).read_bytes())
+    jobs = doc.get("jobs") or []
+    job = jobs[draw(st.integers(0, len(jobs) - 1))]
+    field = draw(st.sampled_from(sorted(NUMBER_FIELDS)))
+    number = st.one_of(st.integers(-10**6, 10**6), st.floats(-1e9, 1e9), st.none(),
+                       st.booleans(), st.text(max_size=4), st.just(_MISSING))
+    if draw(st.booleans()):
+        wrapped: dict[str, object] = {}
+        for key, values in (("set", st.booleans()), ("infinite", st.booleans()),
+                            ("number", number)):
+            v = draw(st.one_of(st.just(_MISSING), values))
+            if v is not _MISSING:
+                wrapped[key] = v
+        value: object = wrapped
+    else:
+        value = draw(number)
+    if value is _MISSING:
+        job.pop(field, None)
+    else:
+        job[field] = value
+    if draw(st.integers(0, 3)) == 0:
+        jobs.append(dict(job))
+    return json.dumps(doc).encode(), str(job["job_id"]), field, value
+
+
+@fuzz(cost=2)
+@given(hostile_numbers())
+def test_hostile_squeue_numbers_are_read_or_their_record_skipped_by_name(
+    case: tuple[bytes, str, str, object],
+) -> None:
+    data, job_id, field, value = case
+    got = _outcome(lambda: decode_squeue(data))
+    assert not isinstance(got, Exception), got  # one record never fails the answer
+    jobs, info = got  # type: ignore[misc]
+    ids = [j.id for j in jobs]
+    assert len(ids) == len(set(ids))  # the first of each id, the rest named
+    if ids.count(job_id) == 0:
+        named = (f"job {job_id}:", f"(job {job_id})")
+        assert any(n in w for w in info.warnings for n in named), info.warnings
+        return
+    kept = getattr(next(j for j in jobs if j.id == job_id), NUMBER_FIELDS[field])
+    # A value kept is one Slurm could mean: none, or a number not below zero.
+    assert kept is None or (isinstance(kept, (int, float)) and kept >= 0), kept
+    if isinstance(value, dict) and (value.get("set") is False or value.get("infinite")):
+        assert kept == (1 if field == "node_count" else None)  # no value / no limit

@@ -201,7 +201,7 @@ class PriorityView(View):
             fill_table(table, cols, rows, [name for _, name in fairshare_rows(snap)])
         else:
             self.query_one("#fairshare-box").styles.min_width = None
-            empty.update(no_fairshare_words(snap))
+            empty.update(Text(no_fairshare_words(snap)))  # the source's name is not markup
         self.query_one("#preempt", Static).update(self._preempt_text(snap, data))
 
     def release(self) -> None:

@@ -176,9 +176,10 @@ class QuotaView(View):
         qos_empty = self.query_one("#qos-empty", Static)
         qos_table.display, qos_empty.display = bool(snap.qos), not snap.qos
         if not snap.qos:  # say what is empty and why, not a bare header
-            qos_empty.update(f"no QoS limits: {snap.source or 'the source'} reports no QoS "
-                             "(Slurm: sacctmgr show qos; Kubernetes: PriorityClasses and "
-                             "pod QoS classes)")
+            # A Text: the source's name is not markup.
+            qos_empty.update(Text(f"no QoS limits: {snap.source or 'the source'} reports no "
+                                  "QoS (Slurm: sacctmgr show qos; Kubernetes: PriorityClasses "
+                                  "and pod QoS classes)"))
             return
         cols, rows, _ = fit_layout(lambda steps: qos_layout(data, steps), QOS_SHRINK, room,
                                    flex=("preempts",))
