@@ -6,16 +6,17 @@ and played again with ``QUOTATOP_FIDELITY_SEED=S``. Nobody chose either for its
 score. ``quotatop predict --source slurm --json`` and Slurm's ``squeue --start`` are
 taken at one moment, then every job's actual start and end are read from sacct.
 
-What is asserted is what holds on every seed the code has met so far: every pending
-job has a start or a stated reason, no preemption is predicted now that Slurm did not
-make, the start order agrees far better than Slurm's own estimate and no worse than
-the floor below, and the start windows hold the actual starts about as often as the
-floor says, over the pooled jobs of both seeds. These floors are what the model earns
-today (issue #31 gives the figures), not its targets: tau >= 0.8 on every seed and
-75-90 % of starts inside [p10, p90] are not met yet, and raising a floor waits for the
-code that earns it. The figures a seed gives (tau, errors, the oracle with true run
-times) are bench/fidelity.py's to print; each observation is kept, whatever the
-outcome, in the directory named on stderr."""
+Asserted on every seed: every pending job has a start or a stated reason, and no
+preemption is predicted now that Slurm did not make. The issue's targets (tau >= 0.8
+and above Slurm's own on every seed, p90 error no worse than Slurm's own, 75-90 % of
+the pooled starts inside [p10, p90]) are asserted as they are and marked as expected
+failures of issue #31: the model does not meet them on every seed yet (CI on
+2026-12-06: tau 0.45 and 0.59 against Slurm's 0.51 and 0.39, windows holding 34 % and
+61 %), and the run reports XFAIL or XPASS with the figures rather than hiding them
+behind a floor lowered to pass. Remove the mark when the code earns the target. The
+figures of a seed (tau, errors, the oracle with true run times) are bench/fidelity.py's
+to print; each observation is kept, whatever the outcome, in the directory named on
+stderr."""
 
 from __future__ import annotations
 
@@ -125,54 +126,45 @@ def test_no_predicted_preemption_that_slurm_did_not_make(observed: Observation) 
     assert now <= observed.preempted, _why(observed)
 
 
+# The targets of issue #31, not met on every seed yet (see the module's docstring).
+NOT_YET = pytest.mark.xfail(reason="issue #31: the model misses Slurm's decisions at job "
+                                   "ends (docs/predict.md, 'How good it is')", strict=False)
+
+
+@NOT_YET
 def test_start_order_agrees_with_slurm(observed: Observation) -> None:
     ours = quotatop_scores(observed, "estimate")
     slurm = slurm_scores(observed)
     print(ours.row(), slurm.row(), sep="\n", file=sys.stderr)
     assert ours.tau >= TAU_FLOOR, _why(observed, ours, slurm)
-    assert ours.tau >= slurm.tau + TAU_OVER_SLURM, _why(observed, ours, slurm)
+    assert ours.tau > slurm.tau, _why(observed, ours, slurm)
 
 
+@NOT_YET
 def test_start_error_is_no_worse_than_slurms_own(observed: Observation) -> None:
     # On the jobs for which Slurm itself gave an estimate.
     same = [i for i in observed.jobs if i in observed.slurm_start]
-    assert len(same) >= 10, _why(observed)
     ours = quotatop_scores(observed, "estimate", same)
     slurm = slurm_scores(observed, same)
+    print(ours.row(), slurm.row(), sep="\n", file=sys.stderr)
+    assert len(same) >= 10, _why(observed)
     assert ours.p90_err <= slurm.p90_err, _why(observed, ours, slurm)
 
 
-def test_start_windows_hold_the_actual_starts_as_often_as_they_say(
-        observed: Observation) -> None:
-    """[p10, p90] is meant as an 80 % window (one seed's ~28 jobs: 80 +- 15 % for a
-    calibrated one, two standard errors). Today it holds 50-67 %: the windows sample
-    run times, and the rest of the miss is the model's (the oracle misses those jobs
-    too). So each seed is held to the loose floor below, the pooled jobs to another."""
-    own = calibration(observed, observed.predicted["estimate"])
-    print(f"seed {observed.seed}: {own.row()}", file=sys.stderr)
-    assert own.measured >= 20, _why(observed)
-    assert SEED_CALIBRATION[0] <= own.inside / own.measured <= SEED_CALIBRATION[1], \
-        f"{own.row()}\n{_why(observed)}"
-
-
+@NOT_YET
 def test_start_windows_over_the_pooled_jobs(observations: dict[str, Observation]) -> None:
+    """[p10, p90] is an 80 % window: over both seeds' ~56 jobs a calibrated one holds
+    80 +- 11 % of them (two standard errors); the issue asks for 75-90 %."""
     cals = {o.seed: calibration(o, o.predicted["estimate"]) for o in observations.values()}
     pooled = Calibration(sum(c.inside for c in cals.values()),
                          sum(c.measured for c in cals.values()), float("nan"),
                          sum(c.early for c in cals.values()), sum(c.late for c in cals.values()))
-    print(f"pooled: {pooled.row()}", file=sys.stderr)
     why = "\n".join([pooled.row(), *(f"seed {seed}: {c.row()}" for seed, c in cals.items())])
-    share = pooled.inside / max(pooled.measured, 1)
+    print(why, file=sys.stderr)
+    assert pooled.measured >= 40, why
+    share = pooled.inside / pooled.measured
     assert CALIBRATION[0] <= share <= CALIBRATION[1], why
 
 
-# Floors from the generated workloads measured on 2026-12-06 (bench/fidelity.py, seeds
-# 1443346575 and 1345822020): tau 0.85 and 0.72 against Slurm's own 0.33 and -0.29;
-# windows held 14 of 28 and 18 of 27 actual starts. The issue's targets are tau >= 0.8
-# on every seed (median 0.9) and 75-90 % inside: not met, and these floors only keep
-# what is earned from slipping back; the upper bound says a window is not so wide that
-# it says nothing.
-TAU_FLOOR = 0.5
-TAU_OVER_SLURM = 0.2
-CALIBRATION = (0.4, 0.97)
-SEED_CALIBRATION = (0.3, 1.0)
+TAU_FLOOR = 0.8
+CALIBRATION = (0.75, 0.9)
