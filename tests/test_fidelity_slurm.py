@@ -85,18 +85,29 @@ def _play(name: str, seed: int) -> Observation:
 
 
 @pytest.fixture(scope="module")
-def observations() -> dict[str, Observation]:
+def observations() -> dict[str, Observation | BaseException]:
+    """Each seed's observation, or what stopped it: one seed's failure (its cluster did
+    not start, a job never ran) fails that seed's tests, naming it, and not the other's."""
     with ThreadPoolExecutor(len(SEEDS)) as pool:
         futures = {name: pool.submit(_play, name, seed) for name, seed in SEEDS.items()}
-        # A seed's failure (its cluster did not start, a job never ran) is raised here,
-        # after the other has finished and stopped its cluster.
-        return {name: f.result() for name, f in futures.items()}
+        out: dict[str, Observation | BaseException] = {}
+        for name, f in futures.items():
+            try:
+                out[name] = f.result()
+            except (Exception, pytest.fail.Exception) as exc:  # reported by its tests
+                out[name] = exc
+        return out
 
 
 @pytest.fixture(scope="module", params=list(SEEDS), ids=list(SEEDS))
 def observed(request: pytest.FixtureRequest,
-             observations: dict[str, Observation]) -> Iterator[Observation]:
+             observations: dict[str, Observation | BaseException]) -> Iterator[Observation]:
     obs = observations[request.param]
+    if isinstance(obs, BaseException):
+        seed = SEEDS[request.param]
+        first = str(obs).strip().splitlines()[0] if str(obs).strip() else ""
+        pytest.fail(f"seed {seed} ({request.param}; QUOTATOP_FIDELITY_SEED={seed} plays it "
+                    f"again) did not run: {type(obs).__name__}: {first}", pytrace=False)
     yield obs
 
 
@@ -152,10 +163,13 @@ def test_start_error_is_no_worse_than_slurms_own(observed: Observation) -> None:
 
 
 @NOT_YET
-def test_start_windows_over_the_pooled_jobs(observations: dict[str, Observation]) -> None:
+def test_start_windows_over_the_pooled_jobs(
+        observations: dict[str, Observation | BaseException]) -> None:
     """[p10, p90] is an 80 % window: over both seeds' ~56 jobs a calibrated one holds
     80 +- 11 % of them (two standard errors); the issue asks for 75-90 %."""
-    cals = {o.seed: calibration(o, o.predicted["estimate"]) for o in observations.values()}
+    played = [o for o in observations.values() if isinstance(o, Observation)]
+    assert len(played) == len(observations), "a seed did not run (its tests say why)"
+    cals = {o.seed: calibration(o, o.predicted["estimate"]) for o in played}
     pooled = Calibration(sum(c.inside for c in cals.values()),
                          sum(c.measured for c in cals.values()), float("nan"),
                          sum(c.early for c in cals.values()), sum(c.late for c in cals.values()))
