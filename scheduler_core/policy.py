@@ -59,6 +59,12 @@ class Policy(Struct, kw_only=True, forbid_unknown_fields=True):
     # A reservation takes capacity that frees up by its start before capacity idle now,
     # so the idle capacity stays for backfill (textbook EASY; docs/policy.md).
     reserve_busy_first: bool = False
+    # A backfill reservation holds its nodes whole over its span, not the job's share
+    # of them (Slurm's backfill does: docs/policy.md).
+    reserve_whole_nodes: bool = False
+    # A reservation starts when its job first fits, its span rounded down to the
+    # bf_resolution grid at both ends; otherwise starts snap up to the grid (docs/policy.md).
+    floor_to_grid: bool = False
     # Seconds a job requeued by preemption waits before it may start again (Slurm sets
     # its begin time that far ahead: AuthInfo's cred_expire, 120 s by default).
     requeue_delay: float = 0.0

@@ -544,3 +544,58 @@ def test_usage_no_visible_job_holds_counts_against_the_team_quota() -> None:
     assert stated["p"].start == NOW + 1000
     assert stated["p"].binding == "team q max gpu"
     assert "holds 6, asks 4" in (stated["p"].reason or "")
+
+
+# ------------------------------------------- backfill reservations as Slurm holds them
+
+def test_a_reservation_held_whole_keeps_a_small_job_off_its_node() -> None:
+    """n0: r0 holds 6 of 8 GPUs to +100; n1: r1 holds 8 to +1000. p (first) asks 4:
+    reserved on n0 from +100. q asks 2 for 600 s and fits n0 now. Reserving only p's
+    share, n0 keeps 8 - 2 = 6 >= 4 at +100: q starts now. Held whole (as Slurm's
+    backfill does), q on n0 would still run at +100: it waits, and starts at +100
+    beside p (4 + 2 of 8)."""
+    jobs = [running("r0", 6, "n0", ends=100), running("r1", 8, "n1"),
+            pending("p", 4, age=200), pending("q", 2, age=100)]
+    share = run(jobs)
+    assert share["q"].state == "starts_now" and share["q"].nodes == ["n0"]
+    whole = run(jobs, reserve_whole_nodes=True)
+    assert whole["p"].start == NOW + 100 and whole["p"].nodes == ["n0"]
+    assert whole["q"].state == "planned" and whole["q"].start == NOW + 100
+    assert "reservation" in whole["q"].reason
+
+
+def test_a_reservation_starts_when_its_job_first_fits_not_on_the_grid() -> None:
+    """bf_resolution 60. n0: r0 holds 7 of 8 GPUs to +110; n1: r1 holds 8 to +100. p
+    (first) asks 8. Snapped up to the grid, both nodes free by +120 and p's
+    reservation takes the first, n0: q (1 GPU for 1000 s, fits n0 now) would delay
+    it, and waits. Started where p first fits (+100, n1 only, as Slurm's will-run
+    test finds it), the reservation holds n1, and q starts now on n0; with a pass at
+    each end, p starts at +100 on n1."""
+    jobs = [running("r0", 7, "n0", ends=110), running("r1", 8, "n1", ends=100),
+            pending("p", 8, age=200), pending("q", 1, age=100, limit=1000)]
+    grid = run(jobs, bf_resolution=60.0, reserve_whole_nodes=True)
+    assert grid["q"].state == "planned"
+    exact = run(jobs, bf_resolution=60.0, reserve_whole_nodes=True, floor_to_grid=True,
+                passes="events")
+    assert exact["q"].state == "starts_now" and exact["q"].nodes == ["n0"]
+    assert exact["p"].start == NOW + 100 and exact["p"].nodes == ["n1"]
+
+
+def test_start_windows_draw_when_the_scheduler_answers_an_end() -> None:
+    """r fills n0 and reaches its limit at +50 in every draw (its one past run, 1000 s,
+    is far past the limit). p waits for it. With passes at each event after
+    pass_delay 1 s, each sample answers r's end after a delay uniform in [0, 2] s:
+    p's window spans about [+50.2, +51.8]. With pass_delay 0 it is the one instant."""
+    snap = Snapshot(taken_at=NOW, nodes=nodes(1), jobs=[
+        running("r", 8, ends=50, runtime_history=[1000.0]), pending("p", 8)])
+
+    def window(delay: float) -> scheduler_core.StartWindow:
+        pol = Policy(bf_resolution=1.0, weights=AGE, passes="events", pass_delay=delay)
+        (w,) = scheduler_core.predict_windows(snap, pol, 86400, samples=200)
+        return w
+
+    w = window(1.0)
+    assert NOW + 50 <= w.p10 < w.p50 < w.p90 <= NOW + 52
+    assert w.p90 - w.p10 > 1.0
+    still = window(0.0)
+    assert still.p10 == still.p50 == still.p90 == NOW + 50

@@ -186,6 +186,10 @@ pub struct RawPolicy {
     #[serde(default)]
     pub reserve_busy_first: bool,
     #[serde(default)]
+    pub reserve_whole_nodes: bool,
+    #[serde(default)]
+    pub floor_to_grid: bool,
+    #[serde(default)]
     pub requeue_delay: f64,
 }
 
@@ -221,6 +225,20 @@ pub struct Policy {
     /// A reservation takes the capacity that frees up by its start before capacity
     /// that is idle now, leaving the idle capacity to backfill (textbook EASY).
     pub reserve_busy_first: bool,
+    /// A backfill reservation holds its nodes whole over its span, not just the
+    /// job's share of them: no later job may start on them if it would still run
+    /// when the reservation begins (Slurm's backfill: "for performance reasons,
+    /// the backfill scheduler reserves whole nodes for jobs, not partial nodes").
+    pub reserve_whole_nodes: bool,
+    /// A reservation starts when its job first fits (a running job's planned end),
+    /// and the span it holds is rounded down to the `bf_resolution` grid at both
+    /// ends (Slurm's backfill: `start_time / backfill_resolution * backfill_resolution`);
+    /// otherwise candidate starts snap up to the grid from the pass.
+    pub floor_to_grid: bool,
+    /// Not 0: each pass answers its event after a delay drawn uniformly from
+    /// [0, 2 x `pass_delay`] (this seeds the draws), not after `pass_delay`: when a
+    /// scheduler answers an end is known only on average, and start windows say so.
+    pub pass_jitter_seed: u64,
     /// Seconds a job requeued by preemption waits before it may start again (Slurm
     /// sets the job's begin time that far ahead: AuthInfo's cred_expire).
     pub requeue_delay: f64,
@@ -359,7 +377,10 @@ impl Policy {
             runtimes,
             fairshare_period: r.fairshare_period,
             reserve_busy_first: r.reserve_busy_first,
+            reserve_whole_nodes: r.reserve_whole_nodes,
+            floor_to_grid: r.floor_to_grid,
             requeue_delay: r.requeue_delay,
+            pass_jitter_seed: 0,
         })
     }
 }

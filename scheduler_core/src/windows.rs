@@ -16,7 +16,10 @@
 //! run already: a draw it has outlived is drawn again, and after `REDRAWS` such draws
 //! it ends within a tenth of its estimate (at least 5 s), as the point prediction has
 //! it. The plans are the point prediction's own (`api::plan`), one per sample, with
-//! the same policy: only the run times differ.
+//! the same policy but for when each pass answers its event: a scheduler answers an
+//! end after `pass_delay` on average, so each sample draws every pass's delay
+//! uniformly from [0, 2 x pass_delay] (`Policy::pass_jitter_seed`), and two ends a
+//! moment apart are answered in either order, as they are.
 
 use crate::api::{plan, share_rows};
 use crate::cluster::{Cluster, JobState, INF};
@@ -243,11 +246,15 @@ pub fn windows<'a>(
     // windows are the same however many threads made them.
     let one = |s: u32| -> Result<Sample<'a>, String> {
         let mut c = Cluster::build(&snap, &[], now, now + horizon, true, estimates)?;
+        let mut pol = policy.clone();
         if estimates {
             let mut rng = Rng(seed ^ (u64::from(s) + 1).wrapping_mul(0xd1b5_4a32_d192_ed03));
             resample(&mut c, &dist, now, &mut rng);
+            // When the scheduler answers each end is drawn too: two jobs whose ends
+            // fall a second apart may be answered in either order (never 0: none).
+            pol.pass_jitter_seed = rng.next() | 1;
         }
-        let (e, queue) = plan(c, &shares, policy, now, horizon);
+        let (e, queue) = plan(c, &shares, &pol, now, horizon);
         // Starts by job index (every sample's Cluster is built from the same snapshot,
         // so index j is the same job in all), in the first sample's queue order.
         let order: Vec<usize> = if s == 0 { queue.clone() } else { Vec::new() };

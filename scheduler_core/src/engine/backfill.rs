@@ -4,6 +4,10 @@ use super::pass::PassCtx;
 use super::placement::{pick, score_cmp, Scored};
 use super::*;
 
+/// What a reservation that holds its nodes whole takes of each: more than any
+/// node has in any resource.
+const WHOLE_NODE: f64 = 1e30;
+
 pub(super) struct Reservation {
     pub(super) start: f64,
     pub(super) end: f64,
@@ -429,9 +433,16 @@ impl<'a, 'p> Engine<'a, 'p> {
     pub(super) fn grid(&self, t: f64, times: &[f64]) -> impl Iterator<Item = f64> {
         let step = self.policy.bf_resolution;
         let last = t + self.policy.bf_window;
+        let exact = self.policy.floor_to_grid;
         let mut heap: BinaryHeap<Reverse<u64>> = times
             .iter()
-            .map(|&e| t + ((e - t) / step).ceil() * step)
+            .map(|&e| {
+                if exact {
+                    e
+                } else {
+                    t + ((e - t) / step).ceil() * step
+                }
+            })
             .filter(|&g| g <= last)
             .map(|g| Reverse(ord_bits(g)))
             .collect();
@@ -633,7 +644,15 @@ impl<'a, 'p> Engine<'a, 'p> {
         // popped from a heap: a search reads about half of its grid times, and
         // one sort of the keys costs less than that many pops (issue #17).
         let (step, last) = (self.policy.bf_resolution, t + self.policy.bf_window);
-        let snap = |e: f64| Some(t + ((e - t) / step).ceil() * step).filter(|&g| g <= last);
+        let exact = self.policy.floor_to_grid;
+        let snap = |e: f64| {
+            Some(if exact {
+                e
+            } else {
+                t + ((e - t) / step).ceil() * step
+            })
+            .filter(|&g| g <= last)
+        };
         // The grid of the previous search of the pass serves this one when made
         // from the same times: the same start and eligible nodes (`grid_for` is
         // forgotten when those change), no job started or ended on them since
@@ -878,6 +897,37 @@ impl<'a, 'p> Engine<'a, 'p> {
         None
     }
 
+    /// What a reservation of job `j` holds on each of its nodes.
+    pub(super) fn reserved_need(&self, j: usize) -> V3 {
+        if self.policy.reserve_whole_nodes {
+            // More than any node holds, and finite: sums of many stay ordered, never NaN.
+            [WHOLE_NODE; 3]
+        } else {
+            self.cluster.jobs[j].per_node
+        }
+    }
+
+    /// The span a reservation holds for a job that fits from `at` for `limit`:
+    /// exactly that, or under `floor_to_grid` both ends rounded down to the
+    /// `bf_resolution` grid (of absolute time, as the scheduler divides its clock),
+    /// never before the pass at `t`: the scheduler's map of the future begins there.
+    pub(super) fn reserved_span(&self, t: f64, at: f64, limit: Option<f64>) -> (f64, f64) {
+        let end = at + limit.unwrap_or(INF);
+        let step = self.policy.bf_resolution;
+        if self.policy.floor_to_grid && step > 0.0 {
+            let floor = |x: f64| {
+                if x.is_finite() {
+                    (x / step).floor() * step
+                } else {
+                    x
+                }
+            };
+            (floor(at).max(t), floor(end).max(t))
+        } else {
+            (at, end)
+        }
+    }
+
     /// Job `j`'s reservation, at the earliest time it fits beside the earlier
     /// ones, while fewer than `max_res` are held; true if one was made.
     pub(super) fn reserve(&mut self, j: usize, t: f64, cx: &mut PassCtx) -> bool {
@@ -887,10 +937,10 @@ impl<'a, 'p> Engine<'a, 'p> {
         let Some((at, nodes)) = self.earliest(j, t, &cx.plan) else {
             return false;
         };
-        let need = self.cluster.jobs[j].per_node;
-        let end = at + self.cluster.jobs[j].limit.unwrap_or(INF);
+        let need = self.reserved_need(j);
+        let (start, end) = self.reserved_span(t, at, self.cluster.jobs[j].limit);
         cx.plan.push(Reservation {
-            start: at,
+            start,
             end,
             nodes,
             need,

@@ -179,6 +179,8 @@ pub struct Engine<'a, 'p> {
     /// The last pass's plan under conservative backfill, for the next to reuse
     /// its buffers (`Plan::reset`).
     spare_plan: Option<Plan>,
+    /// The state of the pass-delay draws (`Policy::pass_jitter_seed`; 0: none).
+    jitter: u64,
 }
 
 fn bits(t: f64) -> u64 {
@@ -241,6 +243,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             node_stamp: Vec::new(),
             node_epoch: 0,
             spare_plan: None,
+            jitter: p.pass_jitter_seed,
         };
         e.node_stamp = vec![0; e.cluster.nodes.len()];
         e.in_pending = vec![false; e.cluster.jobs.len()];
@@ -311,6 +314,21 @@ impl<'a, 'p> Engine<'a, 'p> {
         e
     }
 
+    /// Seconds from an event to the pass that answers it: `pass_delay`, or under
+    /// `pass_jitter_seed` a draw uniform in [0, 2 x pass_delay] (splitmix64).
+    fn next_pass_delay(&mut self) -> f64 {
+        if self.jitter == 0 {
+            return self.policy.pass_delay;
+        }
+        self.jitter = self.jitter.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.jitter;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        let unit = (z >> 11) as f64 / (1u64 << 53) as f64;
+        2.0 * self.policy.pass_delay * unit
+    }
+
     fn mark_pending(&mut self, j: usize) {
         if !self.in_pending[j] {
             self.in_pending[j] = true;
@@ -366,7 +384,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 if first {
                     t0
                 } else {
-                    te + self.policy.pass_delay
+                    te + self.next_pass_delay()
                 }
             } else {
                 (t0 + ((te - t0) / step).ceil() * step).max(te)

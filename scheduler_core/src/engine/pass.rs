@@ -570,12 +570,13 @@ impl<'a, 'p> Engine<'a, 'p> {
                     if self.policy.backfill != Backfill::None && cx.res_holder.len() < cx.max_res {
                         if let Some((at, plan)) = self.earliest_gang(&pend, t, &cx.plan) {
                             for (m, nodes) in plan {
-                                let end = at + self.cluster.jobs[m].limit.unwrap_or(INF);
+                                let (start, end) =
+                                    self.reserved_span(t, at, self.cluster.jobs[m].limit);
                                 cx.plan.push(Reservation {
-                                    start: at,
+                                    start,
                                     end,
                                     nodes,
-                                    need: self.cluster.jobs[m].per_node,
+                                    need: self.reserved_need(m),
                                 });
                             }
                             cx.res_holder.push(pend[0]);
