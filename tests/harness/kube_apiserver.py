@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from . import kueue_api
+from .kube_defaults import apply_defaults
 
 Obj = dict[str, Any]
 
@@ -327,6 +328,7 @@ class KubeAPIServer:
         """Create or replace; stamps uid/creationTimestamp/resourceVersion as the server does."""
         rtype, obj = self._served_as(obj)
         obj = copy.deepcopy(obj)
+        apply_defaults(obj)
         meta = obj.setdefault("metadata", {})
         if rtype.namespaced:
             meta.setdefault("namespace", "default")
