@@ -63,13 +63,13 @@ def holds_quota(pod: Obj, now: float) -> bool:
     meta = pod.get("metadata") or {}
     deleted = parse_time(meta.get("deletionTimestamp"))
     grace = meta.get("deletionGracePeriodSeconds")
-    if deleted is not None and isinstance(grace, int | float) and not isinstance(grace, bool):
-        if now > deleted + float(grace):
-            return False
-    return True
+    numeric = isinstance(grace, int | float) and not isinstance(grace, bool)
+    return not (deleted is not None and numeric and now > deleted + float(grace))
 
 
-def pod_usage(pod: Obj, now: float, *, status_resources: bool = STATUS_RESOURCES) -> dict[str, float]:
+def pod_usage(
+    pod: Obj, now: float, *, status_resources: bool = STATUS_RESOURCES
+) -> dict[str, float]:
     """The usage one pod charges, by quota resource name (the evaluator's Usage)."""
     out: dict[str, float] = {COUNT_PODS: 1.0}
     if not holds_quota(pod, now):

@@ -94,7 +94,8 @@ def test_case(file: str, doc: dict[str, Any], case: dict[str, Any]) -> None:
     if kind in ("usage", "usage_stats", "pod"):
         pods = _pods(case)
         want = _q(case["usage"])
-        quota = {"metadata": {"name": "q", "namespace": NS}, "spec": dict(case.get("quota", {}).get("spec", {}))}
+        scoped = dict(case.get("quota", {}).get("spec", {}))
+        quota = {"metadata": {"name": "q", "namespace": NS}, "spec": scoped}
         total: dict[str, float] = {}
         for pod in pods:
             if "quota" in case and not quota_selects(quota, pod):
@@ -116,16 +117,21 @@ def test_case(file: str, doc: dict[str, Any], case: dict[str, Any]) -> None:
                 assert f"{k} {v:g}/" in note, note
         else:
             assert set(team.usage) == set(expect)
+            # Both pod counts, apart: count/pods counts finished pods too.
+            for count in ("pods", "count/pods"):
+                assert team.usage[count] == want.get(count, 0.0), count
             for k, v in expect.items():
                 assert math.isclose(team.usage[k], v, rel_tol=1e-9, abs_tol=1e-12), k
             assert any("usage computed from the pods" in n for n in team.source_notes)
     elif kind == "matching_scopes":
         (pod,) = _pods(case)
         names = case.get("candidates") or list(CANDIDATES)
-        got = [
-            n for n in names
-            if quota_selects({"spec": {"scopeSelector": {"matchExpressions": [CANDIDATES[n]]}}}, pod)
-        ]
+        selector = {"spec": {"scopeSelector": {"matchExpressions": []}}}
+        got = []
+        for n in names:
+            selector["spec"]["scopeSelector"]["matchExpressions"] = [CANDIDATES[n]]
+            if quota_selects(selector, pod):
+                got.append(n)
         assert got == case["matching"]
     elif kind == "limitrange":
         api = KubeAPIServer(kueue=False)
@@ -164,7 +170,7 @@ def _check_admission(case: dict[str, Any], now: float) -> None:
         used = _q(quota["status"]["used"])
         hard = _q(quota["status"]["hard"])
         after = {k: used.get(k, 0.0) + charge.get(k, 0.0) for k in hard}
-        if case.get("quotas") and quota.get("unchanged"):
+        if quota.get("unchanged"):
             assert not any(charge.values()), f"{quota['metadata']['name']} charged {charge}"
         elif "used_after" in quota:
             _same(after, _q(quota["used_after"]))
