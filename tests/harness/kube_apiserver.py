@@ -625,10 +625,15 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/version":
             self._send_json(
                 200,
-                {
+                {  # every field of version.Info is required in the OpenAPI
                     "major": "1",
                     "minor": "30",
                     "gitVersion": "v1.30.0-quotatop-test",
+                    "gitCommit": "0000000000000000000000000000000000000000",
+                    "gitTreeState": "clean",
+                    "buildDate": "2024-04-17T00:00:00Z",
+                    "goVersion": "go1.22.2",
+                    "compiler": "gc",
                     "platform": "linux/amd64",
                 },
             )
@@ -944,7 +949,19 @@ def _node(name: str, product: str | None, *, ready: bool = True, cordoned: bool 
                 {"type": "InternalIP", "address": "127.0.0.1"},
                 {"type": "Hostname", "address": name},
             ],
-            "nodeInfo": {"kubeletVersion": "v1.30.0"},
+            # NodeSystemInfo: every field is required in the OpenAPI.
+            "nodeInfo": {
+                "machineID": f"machine-{name}",
+                "systemUUID": f"uuid-{name}",
+                "bootID": f"boot-{name}",
+                "kernelVersion": "6.1.0-18-amd64",
+                "osImage": "Debian GNU/Linux 12 (bookworm)",
+                "containerRuntimeVersion": "containerd://1.7.13",
+                "kubeletVersion": "v1.30.0",
+                "kubeProxyVersion": "v1.30.0",
+                "operatingSystem": "linux",
+                "architecture": "amd64",
+            },
         },
     }
 
@@ -1473,7 +1490,8 @@ def _kueue_objects() -> list[Obj]:
             "apiVersion": "kueue.x-k8s.io/v1alpha1",
             "kind": "Cohort",
             "metadata": {"name": "ai"},
-            "spec": {"parentName": "org", "resourceGroups": []},
+            # v1alpha1 and v1beta1 name the field parent (v1beta2: parentName)
+            "spec": {"parent": "org", "resourceGroups": []},
         }
     )
     objs.append(
