@@ -1130,9 +1130,9 @@ def seed_objects() -> list[Obj]:
                     "requests.nvidia.com/gpu": "16",
                     "count/pods": "50",
                 },
-                "used": {
+                "used": {  # serve-0 + serve-1, as the quota controller counts them
                     "requests.cpu": "7500m",
-                    "requests.memory": "3Gi",
+                    "requests.memory": "2304Mi",
                     "requests.nvidia.com/gpu": "8",
                     "count/pods": "2",
                 },
@@ -1174,11 +1174,13 @@ def seed_objects() -> list[Obj]:
                     "requests.nvidia.com/gpu": "16",
                     "count/pods": "20",
                 },
+                # A pending pod holds quota from its creation (big-train); count/pods
+                # counts the finished pods too (done-ok, done-fail).
                 "used": {
-                    "requests.cpu": "0",
-                    "requests.memory": "0",
-                    "requests.nvidia.com/gpu": "0",
-                    "count/pods": "2",
+                    "requests.cpu": "32",
+                    "requests.memory": "256Gi",
+                    "requests.nvidia.com/gpu": "16",
+                    "count/pods": "4",
                 },
             },
         },
