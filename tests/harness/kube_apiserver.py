@@ -43,7 +43,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from . import kueue_api
-from .kube_defaults import apply_defaults
+from .kube_defaults import apply_defaults, apply_limit_ranges
 
 Obj = dict[str, Any]
 
@@ -330,6 +330,15 @@ class KubeAPIServer:
         obj = copy.deepcopy(obj)
         apply_defaults(obj)
         meta = obj.setdefault("metadata", {})
+        if obj.get("kind") == "Pod":
+            ns = meta.get("namespace", "default")
+            with self._lock:
+                ranges = [
+                    copy.deepcopy(lr)
+                    for (lr_ns, _), lr in self._objects.get("limitranges", {}).items()
+                    if lr_ns == ns
+                ]
+            apply_limit_ranges(obj, ranges)
         if rtype.namespaced:
             meta.setdefault("namespace", "default")
         else:
@@ -1207,9 +1216,11 @@ def seed_objects() -> list[Obj]:
             "kind": "LimitRange",
             "metadata": {"name": "limits", "namespace": "vision"},
             "spec": {
+                # A Pod item: a Container item with only a max would default every
+                # container's limits (and GPU requests) to that max (LimitRanger).
                 "limits": [
                     {
-                        "type": "Container",
+                        "type": "Pod",
                         "max": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "8"},
                     }
                 ]

@@ -52,7 +52,10 @@ CASES = _load()
 
 
 def _ids() -> list[str]:
-    return [f"{doc['commit'][:8]}:{case['test']}/{case['name']}" for _, doc, case in CASES]
+    return [
+        f"{case.get('commit', doc['commit'])[:8]}:{case['test']}/{case['name']}"
+        for _, doc, case in CASES
+    ]
 
 
 def _q(values: dict[str, Any]) -> dict[str, float]:
@@ -91,8 +94,8 @@ def test_case(file: str, doc: dict[str, Any], case: dict[str, Any]) -> None:
     now = parse_time(doc["now"])
     assert now is not None
     kind = case.get("kind", "admission")
-    if kind in ("usage", "usage_stats", "pod"):
-        pods = _pods(case)
+    if kind in ("usage", "usage_stats", "pod", "limitranger"):
+        pods = _pods(case) if kind != "limitranger" else _admitted(case)
         want = _q(case["usage"])
         scoped = dict(case.get("quota", {}).get("spec", {}))
         quota = {"metadata": {"name": "q", "namespace": NS}, "spec": scoped}
@@ -146,6 +149,35 @@ def test_case(file: str, doc: dict[str, Any], case: dict[str, Any]) -> None:
         }
     else:
         _check_admission(case, now)
+
+
+# validLimitRange() of plugin/pkg/admission/limitranger/admission_test.go.
+VALID_LIMIT_RANGE = {
+    "apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "abc", "namespace": NS},
+    "spec": {"limits": [
+        {"type": "Pod", "max": {"cpu": "200m", "memory": "4Gi"},
+         "min": {"cpu": "50m", "memory": "2Mi"}},
+        {"type": "Container", "max": {"cpu": "100m", "memory": "2Gi"},
+         "min": {"cpu": "25m", "memory": "1Mi"}, "default": {"cpu": "75m", "memory": "10Mi"},
+         "defaultRequest": {"cpu": "50m", "memory": "5Mi"}},
+    ]},
+}
+
+
+def _admitted(case: dict[str, Any]) -> list[dict[str, Any]]:
+    """The case's pods as the test API server stores them once LimitRanger admitted
+    them, each container holding the resources the case states."""
+    api = KubeAPIServer(kueue=False)
+    api.apply(VALID_LIMIT_RANGE)
+    out = []
+    for pod in _pods(case):
+        stored = api.apply({"apiVersion": "v1", "kind": "Pod", **pod})
+        for c in stored["spec"]["containers"]:
+            for field_name in ("requests", "limits"):
+                got = _q(c["resources"].get(field_name) or {})
+                _same(got, _q(case["admitted"][field_name]))
+        out.append(stored)
+    return out
 
 
 def _check_defaulting(case: dict[str, Any], pods: list[dict[str, Any]], now: float) -> None:
