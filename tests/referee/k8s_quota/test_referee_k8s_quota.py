@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
+from harness.kube_apiserver import KubeAPIServer
 from quotatop.collectors.k8s import mapping
 from quotatop.collectors.k8s.config import KubernetesConfig
 from quotatop.collectors.k8s.pods import container_requests, parse_time
 from quotatop.collectors.k8s.quantity import convert_quota, parse_quantity
 from quotatop.collectors.k8s.quota import pod_usage, quota_charge, quota_selects
-from tests.harness.kube_apiserver import KubeAPIServer
 
 HERE = Path(__file__).parent
 FILES = sorted(HERE.glob("*.toml"))
@@ -228,7 +228,7 @@ def test_test_server_states_kubernetes_usage() -> None:
     """The test API server's seeded ResourceQuota status states the usage its seeded pods
     charge by the accounting the cases above hold to Kubernetes' (a hand-written status
     that disagreed once: a pending pod's requests and finished pods' count were left out)."""
-    from tests.harness.kube_apiserver import seed_objects
+    from harness.kube_apiserver import seed_objects
 
     objs = seed_objects()
     pods = [o for o in objs if o["kind"] == "Pod"]

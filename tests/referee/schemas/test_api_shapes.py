@@ -21,7 +21,7 @@ from jsonschema import Draft7Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
-from tests.harness.kube_apiserver import CORE, KubeAPIServer, seed
+from harness.kube_apiserver import CORE, KubeAPIServer, seed
 
 HERE = Path(__file__).parent
 K8S = json.loads((HERE / "k8s-v1.30-openapi.json").read_text())
