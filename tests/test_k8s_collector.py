@@ -152,7 +152,7 @@ def test_namespaces_become_teams_with_quota_and_limits(snap: Snapshot) -> None:
         "gpu": 48.0,
         "limits.cpu": 1000.0,
         "limits.memory": 8 * 1024 * 1024.0,
-        "pods": 200.0,
+        "count/pods": 200.0,  # kept apart from "pods" (which finished pods leave)
     }
     assert ml.usage["gpu"] == 40.0 and ml.usage["memory"] == 640 * 1024.0
     assert ml.guarantee is None  # ResourceQuota has no guarantee notion

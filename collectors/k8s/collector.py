@@ -182,7 +182,7 @@ class KubernetesCollector:
         lq_cq = mp.localqueue_map(listed)
         snap.nodes = mp.to_nodes(listed)
         snap.qos = mp.to_qos(listed)
-        snap.teams = mp.to_teams(listed, ns_team, lq_cq)
+        snap.teams = mp.to_teams(listed, ns_team, lq_cq, now)
         snap.jobs = mp.to_jobs(listed, self.config, ns_team, lq_cq)
         cluster_queues = listed.get("clusterqueues", [])
         fill_unseen_usage(snap.teams, snap.jobs, {cq["metadata"]["name"] for cq in cluster_queues})

@@ -18,6 +18,7 @@ from quotatop.collectors.k8s.config import KubernetesConfig
 from quotatop.collectors.k8s.kueue import cluster_queue_to_team, cohort_to_team, workload_to_job
 from quotatop.collectors.k8s.pods import condition, parse_time, pod_requests, pod_state, qos_class
 from quotatop.collectors.k8s.quantity import MIB, convert, convert_quota, resource_key
+from quotatop.collectors.k8s.quota import quota_charge
 from quotatop.collectors.k8s.visibility import Positions
 from quotatop.collectors.model import PENDING, PREEMPTED, Job, Node, QoS, Team
 
@@ -53,10 +54,34 @@ def localqueue_map(listed: Listed) -> dict[tuple[str, str], str]:
     }
 
 
+def quota_used(rq: Obj, listed: Listed, now: float | None) -> tuple[dict[str, Any] | None, bool]:
+    """A ResourceQuota's usage as its status states it, or, where the quota controller
+    has not synced it yet (no ``status.used``), as the namespace's pods charge it
+    (``collectors/k8s/quota.py``), for the resources the quota limits. The flag says
+    the usage was computed here."""
+    status = rq.get("status") or {}
+    if isinstance(status.get("used"), Mapping):
+        return status["used"], False
+    if now is None:
+        return None, False
+    hard = status.get("hard") or (rq.get("spec") or {}).get("hard") or {}
+    used = {k: 0.0 for k in hard}
+    for pod in listed.get("pods", []):
+        for k, v in quota_charge(rq, pod, now).items():
+            used[k] += v
+    return used, True
+
+
 def to_teams(
-    listed: Listed, ns_team: Mapping[str, str], lq_cq: Mapping[tuple[str, str], str]
+    listed: Listed,
+    ns_team: Mapping[str, str],
+    lq_cq: Mapping[tuple[str, str], str],
+    now: float | None = None,
 ) -> list[Team]:
-    """Namespace teams with their quotas and limits, ClusterQueues and cohorts."""
+    """Namespace teams with their quotas and limits, ClusterQueues and cohorts.
+
+    ``now`` lets a quota without a synced status take its usage from the pods (a pod
+    stuck terminating stops counting at its deletion deadline, which needs the time)."""
     teams: dict[str, Team] = {}
     for ns, team in ns_team.items():
         t = teams.setdefault(team, Team(name=team, usage={}, source_notes=[]))
@@ -72,7 +97,13 @@ def to_teams(
         spec = rq.get("spec") or {}
         status = rq.get("status") or {}
         hard = convert_quota(status.get("hard") or spec.get("hard"))
-        used = convert_quota(status.get("used"))
+        raw_used, computed = quota_used(rq, listed, now)
+        used = convert_quota(raw_used)
+        if computed:
+            t.source_notes.append(
+                f"quota {ns}/{rq['metadata']['name']}: usage computed from the pods "
+                "(the quota controller has not stated it yet)"
+            )
         scopes = list(spec.get("scopes") or [])
         for expr in (spec.get("scopeSelector") or {}).get("matchExpressions") or []:
             vals = ",".join(expr.get("values") or [])

@@ -77,9 +77,12 @@ def convert(resources: Mapping[str, Any] | None) -> dict[str, float]:
 
 
 def quota_key(name: str) -> str:
-    """ResourceQuota keys: requests.X and bare X are requests; limits.X stays limits.X."""
+    """ResourceQuota keys: requests.X and bare X are requests; limits.X stays limits.X.
+
+    ``pods`` and ``count/pods`` stay apart: ``pods`` counts the pods holding resources,
+    ``count/pods`` every pod object, finished ones too (pkg/quota/v1/evaluator/core)."""
     if name in ("pods", "count/pods"):
-        return "pods"
+        return name
     if name.startswith("requests."):
         return resource_key(name[len("requests.") :])
     if name.startswith("limits."):

@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from . import kueue_api
+from .kube_defaults import apply_defaults, apply_limit_ranges
 
 Obj = dict[str, Any]
 
@@ -327,7 +328,17 @@ class KubeAPIServer:
         """Create or replace; stamps uid/creationTimestamp/resourceVersion as the server does."""
         rtype, obj = self._served_as(obj)
         obj = copy.deepcopy(obj)
+        apply_defaults(obj)
         meta = obj.setdefault("metadata", {})
+        if obj.get("kind") == "Pod":
+            ns = meta.get("namespace", "default")
+            with self._lock:
+                ranges = [
+                    copy.deepcopy(lr)
+                    for (lr_ns, _), lr in self._objects.get("limitranges", {}).items()
+                    if lr_ns == ns
+                ]
+            apply_limit_ranges(obj, ranges)
         if rtype.namespaced:
             meta.setdefault("namespace", "default")
         else:
@@ -623,10 +634,15 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/version":
             self._send_json(
                 200,
-                {
+                {  # every field of version.Info is required in the OpenAPI
                     "major": "1",
                     "minor": "30",
                     "gitVersion": "v1.30.0-quotatop-test",
+                    "gitCommit": "0000000000000000000000000000000000000000",
+                    "gitTreeState": "clean",
+                    "buildDate": "2024-04-17T00:00:00Z",
+                    "goVersion": "go1.22.2",
+                    "compiler": "gc",
                     "platform": "linux/amd64",
                 },
             )
@@ -942,7 +958,19 @@ def _node(name: str, product: str | None, *, ready: bool = True, cordoned: bool 
                 {"type": "InternalIP", "address": "127.0.0.1"},
                 {"type": "Hostname", "address": name},
             ],
-            "nodeInfo": {"kubeletVersion": "v1.30.0"},
+            # NodeSystemInfo: every field is required in the OpenAPI.
+            "nodeInfo": {
+                "machineID": f"machine-{name}",
+                "systemUUID": f"uuid-{name}",
+                "bootID": f"boot-{name}",
+                "kernelVersion": "6.1.0-18-amd64",
+                "osImage": "Debian GNU/Linux 12 (bookworm)",
+                "containerRuntimeVersion": "containerd://1.7.13",
+                "kubeletVersion": "v1.30.0",
+                "kubeProxyVersion": "v1.30.0",
+                "operatingSystem": "linux",
+                "architecture": "amd64",
+            },
         },
     }
 
@@ -1111,9 +1139,9 @@ def seed_objects() -> list[Obj]:
                     "requests.nvidia.com/gpu": "16",
                     "count/pods": "50",
                 },
-                "used": {
+                "used": {  # serve-0 + serve-1, as the quota controller counts them
                     "requests.cpu": "7500m",
-                    "requests.memory": "3Gi",
+                    "requests.memory": "2304Mi",
                     "requests.nvidia.com/gpu": "8",
                     "count/pods": "2",
                 },
@@ -1155,11 +1183,13 @@ def seed_objects() -> list[Obj]:
                     "requests.nvidia.com/gpu": "16",
                     "count/pods": "20",
                 },
+                # A pending pod holds quota from its creation (big-train); count/pods
+                # counts the finished pods too (done-ok, done-fail).
                 "used": {
-                    "requests.cpu": "0",
-                    "requests.memory": "0",
-                    "requests.nvidia.com/gpu": "0",
-                    "count/pods": "2",
+                    "requests.cpu": "32",
+                    "requests.memory": "256Gi",
+                    "requests.nvidia.com/gpu": "16",
+                    "count/pods": "4",
                 },
             },
         },
@@ -1186,9 +1216,11 @@ def seed_objects() -> list[Obj]:
             "kind": "LimitRange",
             "metadata": {"name": "limits", "namespace": "vision"},
             "spec": {
+                # A Pod item: a Container item with only a max would default every
+                # container's limits (and GPU requests) to that max (LimitRanger).
                 "limits": [
                     {
-                        "type": "Container",
+                        "type": "Pod",
                         "max": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "8"},
                     }
                 ]
@@ -1471,7 +1503,8 @@ def _kueue_objects() -> list[Obj]:
             "apiVersion": "kueue.x-k8s.io/v1alpha1",
             "kind": "Cohort",
             "metadata": {"name": "ai"},
-            "spec": {"parentName": "org", "resourceGroups": []},
+            # v1alpha1 and v1beta1 name the field parent (v1beta2: parentName)
+            "spec": {"parent": "org", "resourceGroups": []},
         }
     )
     objs.append(

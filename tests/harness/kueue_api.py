@@ -7,7 +7,9 @@ quotatop reads them (apis/kueue/v1beta2 in kubernetes-sigs/kueue):
 
 * ClusterQueue ``spec.cohort`` (v1beta1) is ``spec.cohortName`` (v1beta2);
 * Workload ``spec.priorityClassName`` + ``spec.priorityClassSource`` (v1beta1) are
-  ``spec.priorityClassRef`` {group, kind, name} (v1beta2).
+  ``spec.priorityClassRef`` {group, kind, name} (v1beta2);
+* Cohort ``spec.parent`` (v1alpha1, v1beta1: the CRD schemas in
+  tests/referee/schemas/kueue-crd-excerpts.json) is ``spec.parentName`` (v1beta2).
 
 Visibility: Kueue's aggregated API ``visibility.kueue.x-k8s.io`` (pkg/visibility) answers
 ``GET .../clusterqueues/{name}/pendingworkloads`` and
@@ -49,6 +51,8 @@ def convert(obj: Obj, version: str) -> Obj:
         return out
     kind = out.get("kind")
     if version == "v1beta2":
+        if kind == "Cohort" and "parent" in spec:
+            spec["parentName"] = spec.pop("parent")
         if kind == "ClusterQueue" and "cohort" in spec:
             spec["cohortName"] = spec.pop("cohort")
         if kind == "Workload":
@@ -58,6 +62,8 @@ def convert(obj: Obj, version: str) -> Obj:
                 g, k = _WORKLOAD_PC if source == _SOURCE_OF[_WORKLOAD_PC] else _POD_PC
                 spec["priorityClassRef"] = {"group": g, "kind": k, "name": name}
     else:
+        if kind == "Cohort" and "parentName" in spec:
+            spec["parent"] = spec.pop("parentName")
         if kind == "ClusterQueue" and "cohortName" in spec:
             spec["cohort"] = spec.pop("cohortName")
         if kind == "Workload" and (ref := spec.pop("priorityClassRef", None)):
