@@ -235,8 +235,8 @@ pub struct Policy {
     /// ends (Slurm's backfill: `start_time / backfill_resolution * backfill_resolution`);
     /// otherwise candidate starts snap up to the grid from the pass.
     pub floor_to_grid: bool,
-    /// Not 0: each pass answers its event after a delay drawn uniformly from
-    /// [0, 2 x `pass_delay`] (this seeds the draws), not after `pass_delay`: when a
+    /// Not 0: each pass answers its event after a delay drawn from an exponential
+    /// of mean `pass_delay` (this seeds the draws), not after `pass_delay`: when a
     /// scheduler answers an end is known only on average, and start windows say so.
     pub pass_jitter_seed: u64,
     /// Seconds a job requeued by preemption waits before it may start again (Slurm

@@ -315,7 +315,7 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     /// Seconds from an event to the pass that answers it: `pass_delay`, or under
-    /// `pass_jitter_seed` a draw uniform in [0, 2 x pass_delay] (splitmix64).
+    /// `pass_jitter_seed` a draw of mean `pass_delay` (splitmix64).
     fn next_pass_delay(&mut self) -> f64 {
         if self.jitter == 0 {
             return self.policy.pass_delay;
@@ -326,7 +326,10 @@ impl<'a, 'p> Engine<'a, 'p> {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^= z >> 31;
         let unit = (z >> 11) as f64 / (1u64 << 53) as f64;
-        2.0 * self.policy.pass_delay * unit
+        // Exponential with mean `pass_delay`, cut at ten means: most answers come
+        // at once, a few wait for the next backfill cycle (the measured p10/p90 of
+        // 0.07/1.56 s beside a 0.6 s mean is that shape; a uniform draw has no tail).
+        (-self.policy.pass_delay * (1.0 - unit).ln()).min(10.0 * self.policy.pass_delay)
     }
 
     fn mark_pending(&mut self, j: usize) {
