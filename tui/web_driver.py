@@ -13,10 +13,12 @@ server in three ways (issue #35), each closed here:
 - **SIGTERM while blocked**: Textual handles SIGTERM with ``loop.add_signal_handler``,
   whose callback runs only when the event loop runs. When the server stops reading stdout
   the pipe fills and the loop blocks in ``os.write`` for good, so SIGTERM was never acted
-  on. Here SIGTERM/SIGINT/SIGHUP are plain Python handlers (they run in the main thread
-  even inside a blocked write, which the signal interrupts) that ask the app to exit and
-  arm a watchdog thread that ends the process with ``os._exit`` if it is still alive
-  :data:`EXIT_GRACE` seconds later.
+  on. Here SIGTERM/SIGINT/SIGHUP ask the app to exit and arm a watchdog thread that ends
+  the process with ``os._exit`` if it is still alive :data:`EXIT_GRACE` seconds later.
+  They are heard by a thread reading the signal wakeup fd, not only by a Python handler:
+  the kernel may hand the signal to any thread, and a Python handler runs only in the
+  main thread, the one that is blocked. The prelude that tells the server the TUI runs
+  is written only once these are in place, so no SIGTERM falls in between.
 
 A thread also watches the parent pid: when the server is gone (this process was
 re-parented) the app ends, the same as on EOF, should some other process hold the pipe.
@@ -42,6 +44,8 @@ from quotatop.collectors import procgroups
 EXIT_GRACE = 1.5
 PARENT_POLL = 0.5  # seconds between checks that the server is still our parent
 EXIT_STATUS = 143  # 128 + SIGTERM, what a shell reports for a process ended by it
+PRELUDE = b"__GANGLION__\n"  # WebDriver's "a Textual app runs here" line to the server
+_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
 class SessionWebDriver(WebDriver):
@@ -55,6 +59,10 @@ class SessionWebDriver(WebDriver):
         raw_write = self._write
 
         def write(data: bytes) -> int:
+            if not self._armed:  # start_application_mode writes these once armed
+                if data != PRELUDE:
+                    self._held.append(data)
+                return len(data)
             if self._ending.is_set() and self._output_dead:
                 return len(data)  # the pipe is gone: drop the frame, do not raise again
             try:
@@ -65,19 +73,51 @@ class SessionWebDriver(WebDriver):
                 return len(data)
 
         self._output_dead = False
+        self._armed = False
+        self._held: list[bytes] = []  # what WebDriver wrote before its prelude
         self._write = write  # WebDriver's write/write_meta/... all go through _write
 
     def start_application_mode(self) -> None:
         import asyncio
 
         self._loop = asyncio.get_running_loop()
-        super().start_application_mode()
+        super().start_application_mode()  # what it writes is held back by write() above
         # Replace WebDriver's loop.add_signal_handler handlers (see the module docstring).
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        for sig in _SIGNALS:
             self._loop.remove_signal_handler(sig)
             signal.signal(sig, self._on_signal)
+        # A signal may be delivered to any thread, and a Python handler runs only in the
+        # main thread, which may be the one blocked: the C-level handler's wakeup fd is
+        # written whichever thread took it, so a thread of our own reads that instead.
+        read_end, write_end = os.pipe()
+        os.set_blocking(write_end, False)
+        previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+        threading.Thread(target=self._watch_signals, args=(read_end, previous),
+                         name="quotatop-web-signals", daemon=True).start()
         threading.Thread(target=self._watch_parent, name="quotatop-web-parent",
                          daemon=True).start()
+        # Only now tell the server the TUI runs: a SIGTERM from here on is ours.
+        self._armed = True
+        self._write(PRELUDE)
+        for data in self._held:
+            self._write(data)
+        self._held.clear()
+
+    def _watch_signals(self, read_end: int, previous: int) -> None:
+        wanted = {int(s) for s in _SIGNALS}
+        while True:
+            try:
+                got = os.read(read_end, 64)
+            except OSError:
+                return
+            if not got:
+                return
+            if previous >= 0:  # whoever had the wakeup fd before still hears of them
+                with contextlib.suppress(OSError):
+                    os.write(previous, got)
+            hit = [n for n in got if n in wanted]
+            if hit:
+                self.end(signal.Signals(hit[0]).name)
 
     def run_input_thread(self) -> None:
         super().run_input_thread()

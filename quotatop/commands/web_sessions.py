@@ -160,6 +160,10 @@ def make_server(forwarded: Sequence[str], host: str, port: int, public_url: str,
                     with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                         await asyncio.wait_for(self._task, KILL_AFTER)
                     self._task = None
+                # Its TUI gone, the websocket goes too: the handler stops waiting on the
+                # browser, and a server shutting down is not held up by open tabs.
+                with contextlib.suppress(Exception):
+                    await self.remote_close()
             finally:
                 self._on_end(self)
 
