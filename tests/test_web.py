@@ -438,6 +438,13 @@ def test_a_browser_killed_mid_session_leaves_no_tui(
     assert len(sessions) == 1, sessions
     (tui,) = sessions
 
+    # Keys that switch views, each a whole new screen to draw, then the kill at once:
+    # the TUI is still drawing when its websocket is gone, as a user's would be.
+    for i in range(30):
+        key = str(2 + i % 2)
+        for kind in ("keyDown", "keyUp"):
+            browser.call("Input.dispatchKeyEvent", type=kind, key=key, text=key,
+                         code=f"Digit{key}", windowsVirtualKeyCode=ord(key))
     browser.close()
     os.killpg(browser_proc.pid, signal.SIGKILL)
     browser_proc.wait()
