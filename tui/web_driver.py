@@ -45,6 +45,7 @@ EXIT_GRACE = 1.5
 PARENT_POLL = 0.5  # seconds between checks that the server is still our parent
 EXIT_STATUS = 143  # 128 + SIGTERM, what a shell reports for a process ended by it
 PRELUDE = b"__GANGLION__\n"  # WebDriver's "a Textual app runs here" line to the server
+MAX_COLUMNS, MAX_ROWS = 1000, 500  # the largest screen a browser may ask for
 _SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
@@ -125,6 +126,18 @@ class SessionWebDriver(WebDriver):
         # latter sets exit_event.
         if not self.exit_event.is_set():
             self.end("stdin closed")
+
+    def on_meta(self, packet_type: str, payload: dict[str, object]) -> None:
+        if packet_type == "resize":
+            # The size comes from a browser: the screen is width × height cells, so a
+            # size out of bounds (or not a number) is clamped (or dropped), never drawn.
+            width, height = payload.get("width"), payload.get("height")
+            if not all(isinstance(v, int) and not isinstance(v, bool)
+                       for v in (width, height)):
+                return
+            payload = {**payload, "width": min(max(width, 1), MAX_COLUMNS),  # type: ignore[call-overload]
+                       "height": min(max(height, 1), MAX_ROWS)}  # type: ignore[call-overload]
+        super().on_meta(packet_type, payload)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         # Kill the source's commands now: a blocked main thread may never reach the
