@@ -101,6 +101,13 @@ class TuiConfig(_Table):
     export_dir: str | None = None  # where e/E exports and ctrl+s screenshots go; None: cwd
 
 
+class WebConfig(_Table):
+    """Settings only `quotatop web` reads (quotatop/commands/web.py)."""
+
+    # Browser sessions at once, each a TUI process; None: the command's default.
+    max_sessions: Annotated[int, msgspec.Meta(ge=1, le=1000)] | None = None
+
+
 class SourcesConfig(_Table):
     demo: DemoConfig = msgspec.field(default_factory=DemoConfig)
     slurm: SlurmConfig = msgspec.field(default_factory=SlurmConfig)
@@ -122,6 +129,7 @@ class Config(_Table):
     incidents: dict[str, Any] = {}  # thresholds, decoded by the incidents code
     prices: dict[str, Any] = {}  # cost per hour for `quotatop report`, checked by review
     tui: TuiConfig = msgspec.field(default_factory=TuiConfig)
+    web: WebConfig = msgspec.field(default_factory=WebConfig)
     path: str | None = None  # where it was read from (not a key in the file)
 
     def poll_interval(self, source: str) -> float:

@@ -5,9 +5,15 @@ flag learnt with one command works with the others."""
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from quotatop.flags import seconds
+
+# The Prometheus URL may come from the environment instead of the command line, where
+# `ps` shows a password in it to every user of the machine; `quotatop web` hands it to
+# its sessions this way (quotatop/commands/web_sessions.py). The flag wins over it.
+PROMETHEUS_URL_ENV = "QUOTATOP_PROMETHEUS_URL"
 
 
 def add_source_flags(p: argparse.ArgumentParser) -> None:
@@ -20,7 +26,9 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--context", help="k8s: the kubeconfig context")
     g.add_argument("--namespace", metavar="NS[,NS…]",
                    help="k8s: only these namespaces' teams and jobs (ClusterQueues stay whole)")
-    g.add_argument("--prometheus-url", metavar="URL", help="prometheus: its base URL")
+    g.add_argument("--prometheus-url", metavar="URL",
+                   help=f"prometheus: its base URL (default ${PROMETHEUS_URL_ENV}, which "
+                        "keeps a password in it out of `ps`)")
     g.add_argument("--poller-pidfile", metavar="FILE",
                    help="live: the poller's pid file (record --pidfile); gone: poller stale")
 
@@ -43,6 +51,8 @@ def source_overrides(args: argparse.Namespace, kind: str) -> dict[str, Any]:
              "context": "context", "prometheus_url": "prometheus_url",
              "live_pidfile": "poller_pidfile"}
     out = {key: getattr(args, flag, None) for key, flag in flags.items()}
+    if out["prometheus_url"] is None:
+        out["prometheus_url"] = os.environ.get(PROMETHEUS_URL_ENV) or None
     if getattr(args, "namespace", None):
         out["namespaces"] = [n for n in args.namespace.split(",") if n.strip()] or None
     return out

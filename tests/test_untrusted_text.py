@@ -326,11 +326,14 @@ def test_exporter_default_cluster_label_has_no_credentials() -> None:
 
 def test_web_banner_has_no_credentials() -> None:
     pytest.importorskip("textual_serve")
-    from quotatop.commands.web import make_server, serve_command
+    from quotatop.commands.web_sessions import make_server
 
-    cmd = serve_command(["--source", "prometheus", "--prometheus-url",
-                         "http://u:secret@prom:9090/?token=secret"])
-    server = make_server(cmd, "127.0.0.1", 8000, "http://127.0.0.1:8000")
+    # A URL with credentials given to some other flag than --prometheus-url (which goes
+    # to the sessions by environment): the banner redacts it all the same.
+    server = make_server(["--source", "prometheus", "--prometheus-url",
+                          "http://u:secret@prom:9090/?token=secret",
+                          "--record-dir", "http://u:secret@prom:9090/?token=secret"],
+                         "127.0.0.1", 8000, "http://127.0.0.1:8000", 4)
     buf = io.StringIO()
     server.console = Console(file=buf, width=400)
     asyncio.run(server.on_startup(None))

@@ -101,8 +101,15 @@ def _log_tail(path: Path, n: int = 2000) -> str:
 
 
 @pytest.fixture
-def web_server(tmp_path: Path, quotatop_cmd: list[str]) -> Iterator[str]:
-    """`quotatop web --source demo` on a free loopback port; yields its URL."""
+def web_server(web_process: tuple[str, subprocess.Popen[bytes]]) -> str:
+    """`quotatop web --source demo` on a free loopback port: its URL."""
+    return web_process[0]
+
+
+@pytest.fixture
+def web_process(tmp_path: Path,
+                quotatop_cmd: list[str]) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`quotatop web --source demo` on a free loopback port: its URL and process."""
     port = _free_port()
     log = tmp_path / "server.log"
     with log.open("wb") as out:
@@ -123,7 +130,7 @@ def web_server(tmp_path: Path, quotatop_cmd: list[str]) -> Iterator[str]:
             if time.monotonic() > deadline:
                 pytest.fail(f"quotatop web did not answer in {SERVER_WAIT:g}s: {_log_tail(log)}")
             time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/"
+        yield f"http://127.0.0.1:{port}/", proc
     finally:
         _kill_group(proc)
 
@@ -155,8 +162,15 @@ class DevTools:
 
 
 @pytest.fixture
-def browser(tmp_path: Path) -> Iterator[DevTools]:
-    """Headless Chromium with DevTools on a port it picks; yields its blank page."""
+def browser(chromium: tuple[DevTools, subprocess.Popen[bytes]]) -> DevTools:
+    """Headless Chromium's blank page, driven over DevTools."""
+    return chromium[0]
+
+
+@pytest.fixture
+def chromium(tmp_path: Path) -> Iterator[tuple[DevTools, subprocess.Popen[bytes]]]:
+    """Headless Chromium with DevTools on a port it picks: its blank page, its process
+    (the leader of a process group of its own)."""
     exe = next((p for n in CHROMIUM_NAMES if (p := shutil.which(n))), None)
     if exe is None:
         skip_or_fail("no chromium on PATH (scripts/install-system-deps.sh installs it)")
@@ -194,7 +208,7 @@ def browser(tmp_path: Path) -> Iterator[DevTools]:
                                             timeout=2) as r:
                     pages = [t for t in json.load(r) if t.get("type") == "page"]
         devtools = DevTools(pages[0]["webSocketDebuggerUrl"])
-        yield devtools
+        yield devtools, proc
     finally:
         if devtools is not None:
             with contextlib.suppress(Exception):
@@ -362,14 +376,12 @@ def test_port_in_use_fails_in_one_line(quotatop_cmd: list[str]) -> None:
                        "(choose another with --port)\n"
 
 
-def test_command_quotes_every_word_for_the_shell() -> None:
-    """textual-serve hands the command to /bin/sh: odd paths stay single arguments."""
-    import shlex
-
-    from quotatop.commands.web import serve_command
+def test_session_command_keeps_every_word() -> None:
+    """No shell between the server and a session's TUI: odd paths stay single words."""
+    from quotatop.commands.web_sessions import session_launch
 
     argv = ["--scenario", "my scenarios/a;b $(x).toml", "--source", "demo"]
-    assert shlex.split(serve_command(argv)) == [sys.executable, "-m", "quotatop", *argv]
+    assert session_launch(argv) == ([sys.executable, "-m", "quotatop", *argv], {})
 
 
 @pytest.mark.parametrize(("host", "loopback"), [
@@ -381,3 +393,65 @@ def test_loopback_hosts(host: str, loopback: bool) -> None:
     if ":" in host and not socket.has_ipv6:
         pytest.skip("no IPv6")
     assert _is_loopback(host, 8000) is loopback
+
+
+def _session_pids(web_pid: int) -> list[int]:
+    """The web server's live children: one TUI per browser session."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == web_pid and fields[0] != "Z":
+                    out.append(int(entry))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+KILLED_WAIT = 30.0  # seconds for a killed browser's TUI to be gone (heartbeat is 15 s)
+
+
+def test_a_browser_killed_mid_session_leaves_no_tui(
+        chromium: tuple[DevTools, subprocess.Popen[bytes]],
+        web_process: tuple[str, subprocess.Popen[bytes]]) -> None:
+    """Chromium killed (SIGKILL, no websocket close): the session's TUI ends with it."""
+    browser, browser_proc = chromium
+    url, web = web_process
+    browser.call("Page.enable")
+    browser.call("Page.addScriptToEvaluateOnNewDocument", source=CATCH_TERMINAL_JS)
+    browser.call("Page.navigate", url=url)
+    tab = f"1 {VIEW_TITLES[0]}"
+    screen: dict[str, Any] | None = None
+    deadline = time.monotonic() + RENDER_WAIT
+    while not (screen and tab in screen["text"]):  # mid-session: the TUI has drawn
+        assert time.monotonic() < deadline, f"the Overview never showed: {screen}"
+        time.sleep(0.5)
+        screen = browser.call("Runtime.evaluate", expression=READ_SCREEN_JS,
+                              returnByValue=True)["result"].get("value")
+    sessions = _session_pids(web.pid)
+    assert len(sessions) == 1, sessions
+    (tui,) = sessions
+
+    # Keys that switch views, each a whole new screen to draw, then the kill at once:
+    # the TUI is still drawing when its websocket is gone, as a user's would be.
+    for i in range(30):
+        key = str(2 + i % 2)
+        for kind in ("keyDown", "keyUp"):
+            browser.call("Input.dispatchKeyEvent", type=kind, key=key, text=key,
+                         code=f"Digit{key}", windowsVirtualKeyCode=ord(key))
+    browser.close()
+    os.killpg(browser_proc.pid, signal.SIGKILL)
+    browser_proc.wait()
+
+    deadline = time.monotonic() + KILLED_WAIT
+    while _alive(tui):
+        assert time.monotonic() < deadline, (
+            f"TUI {tui} still running {KILLED_WAIT:g}s after its browser was killed")
+        time.sleep(0.2)
+    assert _session_pids(web.pid) == [] and web.poll() is None  # the server serves on

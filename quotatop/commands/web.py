@@ -2,8 +2,9 @@
 
 textual-serve serves a page that runs xterm.js; every browser session (one websocket)
 starts its own ``python -m quotatop <TUI flags>`` under Textual's web driver, so each
-viewer gets a private TUI on the same source. There is no authentication: the default
-bind is loopback, and any other host is warned about. docs/web.md says more.
+viewer gets a private TUI on the same source. The server owns those processes and caps
+how many run (web_sessions.py). There is no authentication: the default bind is
+loopback, and any other host is warned about. docs/web.md says more.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from quotatop.collectors import procgroups
 from quotatop.collectors.errors import UserError
-from quotatop.collectors.untrusted import printable, redact_url, redact_urls_in
+from quotatop.collectors.untrusted import redact_url
+from quotatop.commands.web_sessions import DEFAULT_MAX_SESSIONS, make_server
 from quotatop.flags import number
 from quotatop.source_flags import add_source_flags
 
@@ -66,12 +69,15 @@ class _Forward(argparse.Action):
         words = [values] if isinstance(values, str) else list(values or [])
         # A fresh list per parse: a list default would be shared between parses.
         forward = list(getattr(namespace, "forward", None) or [])
-        forward += [option_string or self.option_strings[0], *map(str, words)]
+        # The canonical name, not the spelling typed (an abbreviation, `--flag=value`):
+        # web_sessions.py finds the flags that carry secrets by it.
+        forward += [self.option_strings[0], *map(str, words)]
         namespace.forward = forward
 
 
-def tui_argv(args: argparse.Namespace) -> list[str]:
-    """The TUI flags given after ``web``, checked by the TUI's own parser."""
+def tui_argv(args: argparse.Namespace) -> tuple[list[str], argparse.Namespace]:
+    """The TUI flags given after ``web``, checked by the TUI's own parser, and what
+    that parser made of them."""
     # Flags given before `web` land in the top-level parser and would be silently lost
     # (argparse cannot tell us their words): refuse them rather than ignore them.
     before = [flag for flag, *_ in forwarded_flags()
@@ -87,7 +93,7 @@ def tui_argv(args: argparse.Namespace) -> list[str]:
     if getattr(tui, "command", None) is not None:  # cannot happen with flags only; be sure
         raise UserError(f"web: {shlex.join(argv)} is not a set of TUI flags")
     _check_source(tui)
-    return argv
+    return argv, tui
 
 
 def _check_source(tui: argparse.Namespace) -> None:
@@ -158,42 +164,6 @@ def public_url(host: str, port: int) -> str:
     return f"http://{host}:{port}"
 
 
-def serve_command(argv: Sequence[str]) -> str:
-    """The command textual-serve starts for each browser session.
-
-    textual-serve (app_service.py, AppService._open_app_process) runs this string with
-    ``asyncio.create_subprocess_shell``, i.e. ``/bin/sh -c COMMAND``, with the server's
-    cwd and environment plus TEXTUAL_DRIVER=…WebDriver, COLUMNS/ROWS and a truecolor
-    setting, stdin/stdout as pipes carrying its packet protocol. Because a shell parses
-    it, every word is quoted with shlex.join: a path with a space, `;` or `$` stays one
-    literal argument. This interpreter, not whatever `python` is on PATH, runs the TUI."""
-    return shlex.join([sys.executable, "-m", "quotatop", *argv])
-
-
-def shown_command(command: str) -> str:
-    """The per-session command as the start-up banner prints it: a URL given to the TUI
-    (``--prometheus-url http://user:password@host``) without its credentials."""
-    return printable(redact_urls_in(command))
-
-
-def make_server(command: str, host: str, port: int, public_url: str) -> Any:
-    """textual-serve's Server, its banner printing ``shown_command``. Its own banner
-    (Server.on_startup) prints the command as it runs it, a password in a URL included,
-    to a terminal and to whatever log keeps the server's output."""
-    from textual_serve.server import LOGO, Server
-
-    class _Server(Server):  # type: ignore[misc]
-        async def on_startup(self, app: Any) -> None:
-            self.console.print(LOGO, highlight=False)
-            # markup=False: a path with "[" in it is text, not a style tag.
-            self.console.print(f"Serving {shown_command(self.command)!r} on "
-                               f"{redact_url(self.public_url)}", markup=False,
-                               highlight=False)
-            self.console.print("\n[cyan]Press Ctrl+C to quit")
-
-    return _Server(command, host=host, port=port, title="quotatop", public_url=public_url)
-
-
 def run(args: argparse.Namespace) -> int:
     host: str = args.host
     port = int(args.port)
@@ -201,17 +171,26 @@ def run(args: argparse.Namespace) -> int:
     if args.public_url is not None and not args.public_url.startswith(("http://", "https://")):
         raise UserError(f"web: --public-url {redact_url(args.public_url)!r} "
                         "is not an http(s) URL")
-    argv = tui_argv(args)
+    argv, tui = tui_argv(args)
+    max_sessions = args.max_sessions
+    if max_sessions is None:
+        from quotatop.config import load_config
+
+        max_sessions = load_config(tui.config).web.max_sessions or DEFAULT_MAX_SESSIONS
     check_bind(host, port)
     if not _is_loopback(host, port):
         print(f"quotatop: warning: --host {host}: the TUI will be reachable from the network "
               "with no authentication", file=sys.stderr)
-    server = make_server(serve_command(argv), host, port,
-                         args.public_url or public_url(host, port))
+    server = make_server(argv, host, port, args.public_url or public_url(host, port),
+                         max_sessions)
     try:
         server.serve()
     except OSError as e:  # lost the race for the port since check_bind
         raise UserError(bind_message(host, port, e)) from None
+    finally:
+        # The sessions were ended on the way out (on_shutdown); whatever escaped that
+        # (serve raising before it) is killed here rather than left behind.
+        procgroups.kill_all()
     return 0
 
 
@@ -230,6 +209,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--public-url", metavar="URL", default=None,
                    help="the URL browsers reach the server at, when not http://HOST:PORT "
                         "(a reverse proxy; default for 0.0.0.0 is this host's name)")
+    p.add_argument("--max-sessions", type=number(1, 1000, integer=True), default=None,
+                   metavar="N",
+                   help=f"browser sessions (TUI processes) at once; more get a 'full' page "
+                        f"(default [web] max_sessions in the config, else "
+                        f"{DEFAULT_MAX_SESSIONS})")
     g = p.add_argument_group("the TUI's flags, passed to each session's `quotatop`")
     for flag, nargs, metavar, help_text in forwarded_flags():
         # default SUPPRESS: nothing is stored unless given, so these never overwrite the
