@@ -34,6 +34,7 @@ from harness.fidelity import (  # noqa: E402
     Observation,
     Scores,
     calibration,
+    median_scores,
     observation_json,
     oracle_jobs,
     oracle_rows,
@@ -53,10 +54,11 @@ def report(obs: Observation) -> dict[str, Scores | Calibration | int]:
     oracle_ids = oracle_jobs(obs)
     oracle = rows_scores("quotatop, true run times (oracle)", obs, oracle_rows(obs), oracle_ids)
     slurm = slurm_scores(obs)
+    median = median_scores(obs)
     print("| predictor | Kendall tau | median / p90 abs start error | with a start "
           "| node set right |")
     print("|---|---|---|---|---|")
-    for s in (quotatop_scores(obs, "limit"), estimate, oracle, slurm):
+    for s in (quotatop_scores(obs, "limit"), estimate, median, oracle, slurm):
         print(s.row())
     both = [i for i in obs.jobs if i in obs.slurm_start]
     print(f"on the {len(both)} jobs that Slurm gave an estimate:")
@@ -69,8 +71,9 @@ def report(obs: Observation) -> dict[str, Scores | Calibration | int]:
     print(f"preemptions: quotatop predicted {sorted(estimate.preemptions)}, Slurm made "
           f"{sorted(obs.preempted)}; predicted but not made: {sorted(false)}")
     print(f"coverage (start or stated reason): {estimate.covered} of {len(obs.jobs)}")
-    return {"estimate": estimate, "oracle": oracle, "slurm": slurm, "ours_same": ours_same,
-            "slurm_same": slurm_same, "calibration": cal, "false_preemptions": len(false)}
+    return {"estimate": estimate, "median": median, "oracle": oracle, "slurm": slurm,
+            "ours_same": ours_same, "slurm_same": slurm_same, "calibration": cal,
+            "false_preemptions": len(false)}
 
 
 def summary(figures: list[dict]) -> None:
@@ -84,9 +87,11 @@ def summary(figures: list[dict]) -> None:
 
     print(f"\nover {len(figures)} seeds:")
     print(f"  tau, history runtimes: {dist([f['estimate'].tau for f in figures])}")
+    print(f"  tau, window median (p50): {dist([f['median'].tau for f in figures])}")
     print(f"  tau, true run times (oracle): {dist([f['oracle'].tau for f in figures])}")
     print(f"  tau, Slurm's own: {dist([f['slurm'].tau for f in figures])}")
     print(f"  p90 error, history runtimes: {dist([f['estimate'].p90_err for f in figures])}")
+    print(f"  p90 error, window median: {dist([f['median'].p90_err for f in figures])}")
     print(f"  p90 error, oracle: {dist([f['oracle'].p90_err for f in figures])}")
     print("  p90 error vs Slurm's own on the jobs it estimated: "
           + ", ".join(f"{f['ours_same'].p90_err:.0f}/{f['slurm_same'].p90_err:.0f} s"

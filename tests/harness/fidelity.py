@@ -507,6 +507,16 @@ def quotatop_scores(obs: Observation, mode: str, only: list[str] | None = None) 
     return rows_scores(name, obs, obs.predicted[mode], only)
 
 
+def median_scores(obs: Observation, only: list[str] | None = None) -> Scores:
+    """The history prediction scored at each job's window median (p50, what the TUI
+    shows as the likely start) where it has one, instead of the single plan's instant."""
+    rows = {}
+    for i, r in obs.predicted["estimate"].items():
+        p50 = r.get("predicted_start_p50")
+        rows[i] = dict(r, predicted_start=p50) if p50 is not None else r
+    return rows_scores("quotatop (window median, p50)", obs, rows, only)
+
+
 def slurm_scores(obs: Observation, only: list[str] | None = None) -> Scores:
     return score("Slurm's own estimate (squeue --start)", obs, obs.slurm_start,
                  obs.slurm_nodes, only)
