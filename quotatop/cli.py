@@ -13,8 +13,7 @@ from quotatop.collectors.errors import UserError
 from quotatop.collectors.untrusted import printable
 from quotatop.commands import COMMANDS
 from quotatop.flags import OneLineParser, seconds
-from quotatop.source_flags import add_source_flags
-from quotatop.sources import DEFAULT_SCENARIO
+from quotatop.source_flags import add_config_flags, add_source_flags
 
 
 def _cmd_tui(args: argparse.Namespace) -> int:
@@ -26,15 +25,12 @@ def _cmd_tui(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="quotatop", description=__doc__)
     p.add_argument("--version", action="version", version=f"quotatop {__version__}")
-    p.add_argument("--scenario",
-                   help="scenario TOML to play, or a bundled one by name, e.g. queue_storm "
-                        f"(default: {DEFAULT_SCENARIO.stem})")
     p.add_argument("--source", nargs="+", metavar="KIND",
                    help="demo | slurm | k8s | prometheus | replay FILE | live FILE "
                         "(default: source in the config, else demo)")
     p.add_argument("--refresh", type=seconds(), default=None,
                    help="seconds between refreshes (default: refresh in the config, 2)")
-    p.add_argument("--config", help="config TOML (default $XDG_CONFIG_HOME/quotatop/config.toml)")
+    add_config_flags(p, top=True)
     add_source_flags(p)
     p.add_argument("--record-dir", default=None,
                    help="where R records (default: [tui] record_dir, $XDG_STATE_HOME/quotatop)")

@@ -16,6 +16,21 @@ from quotatop.flags import seconds
 PROMETHEUS_URL_ENV = "QUOTATOP_PROMETHEUS_URL"
 
 
+def add_config_flags(p: argparse.ArgumentParser, *, top: bool = False) -> None:
+    """``--config FILE`` and ``--scenario NAME|FILE``, on the top-level parser (``top``)
+    and on every command that opens a source, so that either place means the same:
+    ``quotatop --config F predict`` and ``quotatop predict --config F``. A command's
+    copies default to nothing at all (SUPPRESS), not to None: argparse copies a
+    subcommand's defaults over the top-level values, which silently dropped a top-level
+    ``--config``."""
+    default = None if top else argparse.SUPPRESS
+    p.add_argument("--config", metavar="FILE", default=default,
+                   help="config TOML (default $XDG_CONFIG_HOME/quotatop/config.toml)")
+    p.add_argument("--scenario", metavar="NAME|FILE", default=default,
+                   help="scenario to play for --source demo: a TOML file, or a bundled "
+                        "one by name, e.g. queue_storm")
+
+
 def add_source_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("where the source is (flags win over the config file)")
     g.add_argument("--ssh", metavar="HOST",

@@ -17,7 +17,7 @@ from typing import Any
 
 from quotatop.collectors.errors import UserError
 from quotatop.flags import MAX_NODES, MAX_PER_NODE, number, seconds
-from quotatop.source_flags import add_source_flags
+from quotatop.source_flags import add_config_flags, add_source_flags
 
 POLICIES = ("fifo", "easy", "conservative", "multifactor")
 MAX_CANDIDATES = 10_000
@@ -256,5 +256,5 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="seconds to reach --scheduler-address (default 10)")
     p.add_argument("--json", action="store_true", help="everything as one JSON object")
     add_source_flags(p)
-    p.add_argument("--config", help="config TOML (default: $XDG_CONFIG_HOME/quotatop/...)")
+    add_config_flags(p)
     p.set_defaults(func=run)

@@ -30,7 +30,7 @@ from quotatop.collectors.errors import UserError
 from quotatop.collectors.model import PENDING, Snapshot
 from quotatop.collectors.untrusted import printable, redact_url
 from quotatop.flags import number, seconds
-from quotatop.source_flags import add_source_flags, source_options
+from quotatop.source_flags import add_config_flags, add_source_flags, source_options
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -443,5 +443,5 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--cluster", metavar="NAME",
                    help="the cluster label (default: the source kind and host)")
     add_source_flags(p)
-    p.add_argument("--config", help="config TOML (default: $XDG_CONFIG_HOME/quotatop/...)")
+    add_config_flags(p)
     p.set_defaults(func=run)

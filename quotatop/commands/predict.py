@@ -18,7 +18,7 @@ import msgspec
 from quotatop.collectors.errors import UserError
 from quotatop.collectors.untrusted import json_safe, printable
 from quotatop.flags import number
-from quotatop.source_flags import add_source_flags, source_options
+from quotatop.source_flags import add_config_flags, add_source_flags, source_options
 
 ROW_VERSION = 1
 # Plans made for the start windows: bench/core.py measures a 5k-job queue at this
@@ -284,5 +284,5 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="plans with sampled run times for each job's start window "
                         f"(default {DEFAULT_SAMPLES}; 0: none)")
     add_source_flags(p)
-    p.add_argument("--config", help="config TOML (default: $XDG_CONFIG_HOME/quotatop/...)")
+    add_config_flags(p)
     p.set_defaults(func=run)

@@ -15,7 +15,7 @@ from quotatop import __version__
 from quotatop.collectors import procgroups
 from quotatop.collectors.errors import UserError
 from quotatop.flags import MAX_FRAMES, number, seconds
-from quotatop.source_flags import add_source_flags, source_overrides
+from quotatop.source_flags import add_config_flags, add_source_flags, source_overrides
 
 if TYPE_CHECKING:
     from quotatop.collectors.base import Collector
@@ -175,8 +175,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--daemon", action="store_true", help="run in the background")
     p.add_argument("--pidfile", metavar="FILE", help="write the recorder's pid here")
     p.add_argument("--log", metavar="FILE", help="daemon's stdout/stderr (default: none)")
-    p.add_argument("--scenario", help="scenario TOML for --source demo")
-    p.add_argument("--config", help="config TOML (default: $XDG_CONFIG_HOME/quotatop/...)")
+    add_config_flags(p)
     p.add_argument("--frames", type=number(1, 10 * MAX_FRAMES, integer=True),
                    help="stop after this many frames")
     p.add_argument("--keyframe-every", type=number(1, 100_000, integer=True), default=300,

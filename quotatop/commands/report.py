@@ -36,7 +36,7 @@ from quotatop.review.report import (
     parse_prices,
     to_builtins,
 )
-from quotatop.source_flags import add_source_flags, source_overrides
+from quotatop.source_flags import add_config_flags, add_source_flags, source_overrides
 
 FORMATS = ("md", "csv", "json", "html")
 NO_INCIDENTS_LIVE = ("incidents need a recording: run `quotatop record --source slurm` "
@@ -131,9 +131,10 @@ def _demo_frames(path: str | None) -> Iterable[Snapshot]:
     """The scenario once through (no loop), every frame the demo would show."""
     from quotatop.review.frames import scenario_frames
     from quotatop.simulation.scenario import load_scenario
-    from quotatop.sources import DEFAULT_SCENARIO
+    from quotatop.sources import DEFAULT_SCENARIO, scenario_path
 
-    return scenario_frames(load_scenario(path or DEFAULT_SCENARIO))
+    # A bundled scenario by name (queue_storm) as well as a file, as the demo takes it.
+    return scenario_frames(load_scenario(scenario_path(path) if path else DEFAULT_SCENARIO))
 
 
 def gather_slurm(args: argparse.Namespace, cfg: Any, since: float, until: float) -> Gathered:
@@ -188,7 +189,8 @@ def gather(args: argparse.Namespace) -> tuple[Report, Gathered]:
         until = parse_when(args.until, now) if args.until else g.end
     elif kind == "demo":
         source_overrides(args, kind)
-        g = _from_frames(_demo_frames(path or cfg.sources.demo.scenario),
+        g = _from_frames(_demo_frames(path or getattr(args, "scenario", None)
+                                      or cfg.sources.demo.scenario),
                          _incident_config(cfg))
         until = parse_when(args.until, now) if args.until else g.end
     else:
@@ -372,5 +374,5 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--prices", metavar="FILE",
                    help="a TOML price table (default: [prices] in the config; docs/review.md)")
     add_source_flags(p)
-    p.add_argument("--config", help="config TOML (default: $XDG_CONFIG_HOME/quotatop/...)")
+    add_config_flags(p)
     p.set_defaults(func=run)

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from quotatop.collectors.errors import UserError
 from quotatop.collectors.untrusted import json_safe_bytes, printable
-from quotatop.source_flags import add_source_flags, source_overrides
+from quotatop.source_flags import add_config_flags, add_source_flags, source_overrides
 
 
 def _summary(snap) -> str:
@@ -114,8 +114,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("snapshot", help="collect one snapshot from a live source")
     p.add_argument("--source", required=True, choices=SOURCES, help="where to collect from")
     add_source_flags(p)  # the same --ssh, --kubeconfig, --namespace … as every command
-    p.add_argument("--scenario", help="scenario TOML for --source demo")
     p.add_argument("--recording", help="recording file for --source replay")
-    p.add_argument("--config", help="config TOML (default: $XDG_CONFIG_HOME/quotatop/...)")
+    add_config_flags(p)
     p.add_argument("--json", action="store_true", help="print the snapshot as JSON")
     p.set_defaults(func=run)

@@ -16,7 +16,7 @@ import msgspec
 from quotatop.collectors.untrusted import json_safe, printable_lines
 from quotatop.flags import number
 from quotatop.review.whatif import WhatifOutput, parse_set, whatif
-from quotatop.source_flags import add_source_flags
+from quotatop.source_flags import add_config_flags, add_source_flags
 
 __all__ = ["WhatifOutput", "text", "whatif"]
 
@@ -85,5 +85,5 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--horizon", type=number(1.0, 366 * 86400.0), default=7 * 86400.0,
                    help="seconds ahead to predict (default 7 days)")
     add_source_flags(p)
-    p.add_argument("--config", help="config TOML (default: $XDG_CONFIG_HOME/quotatop/...)")
+    add_config_flags(p)
     p.set_defaults(func=run)
