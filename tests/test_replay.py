@@ -97,3 +97,19 @@ def test_replay_json_at_epoch_and_bad_at(recording: Path,
     assert json.loads(capsys.readouterr().out)["frame"] == 11
     assert main(["replay", str(recording), "--at", "yesterday-ish", "--json"]) == 2
     assert "--at" in capsys.readouterr().err
+
+
+def test_at_outside_the_recording_is_refused_with_its_span(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The recording runs 1000-1190 (20 frames 10 s apart): +190s is its last frame;
+    +191s, an epoch before its first frame, or one past its end, was silently the
+    first or last frame (issue #35)."""
+    assert main(["replay", str(recording), "--at", "+190s", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["time"] == 1190.0
+    for at in ("+191s", "999", "5000"):
+        for argv in (["replay", str(recording), "--at", at, "--json"],
+                     ["predict", "--source", "replay", str(recording), "--at", at]):
+            assert main(argv) == 2, argv
+            err = capsys.readouterr().err.strip().splitlines()
+            assert len(err) == 1 and "outside the recording, which spans" in err[0], err
+            assert err[0].endswith("(3 min)"), err

@@ -18,7 +18,31 @@ from quotatop.flags import number, seconds
 def parse_at(text: str, start: float, end: float) -> float:
     """``HH:MM[:SS]`` (local time of day, the first such moment at or after the
     recording's start), ``+90s``/``+2h`` (offset from the start), an ISO date-time,
-    or epoch seconds."""
+    or epoch seconds; a moment outside [start, end] is refused with the recording's
+    span, not answered silently with its first or last frame."""
+    at = _parse_at(text, start)
+    if not start <= at <= end:
+        raise UserError(f"--at {text!r}: outside the recording, which spans "
+                        f"{_moment(start)} to {_moment(end)} ({_span(end - start)})")
+    return at
+
+
+def _moment(t: float) -> str:
+    try:
+        return dt.datetime.fromtimestamp(t).astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+    except (ValueError, OverflowError, OSError):
+        return f"{t:.0f} s"
+
+
+def _span(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "?"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+def _parse_at(text: str, start: float) -> float:
     from quotatop.recording.store import parse_duration
 
     s = text.strip()
