@@ -29,9 +29,15 @@ Listed = Mapping[str, list[Obj]]
 
 
 def namespace_teams(listed: Listed, config: KubernetesConfig) -> dict[str, str]:
-    """Namespace → the team it belongs to, for every namespace shown."""
+    """Namespace → the team it belongs to, for every namespace shown.
+
+    A ClusterQueue is a team of its own name, and a namespace is often named as the
+    queue it feeds ("sales" feeding ClusterQueue "sales", as in Kueue's own tests): such a
+    namespace's team is "<name> (namespace)", so that the two stay apart (one name
+    listed twice is refused by the core, and the namespace would be its own parent)."""
     out: dict[str, str] = {}
     label = config.team_label
+    queues = {(cq.get("metadata") or {}).get("name") for cq in listed.get("clusterqueues", [])}
     for ns in listed.get("namespaces", []):
         meta = ns.get("metadata") or {}
         name = meta.get("name", "")
@@ -41,7 +47,7 @@ def namespace_teams(listed: Listed, config: KubernetesConfig) -> dict[str, str]:
             out[name] = name
         elif (team := (meta.get("labels") or {}).get(label)) is not None:
             out[name] = team
-    return out
+    return {ns: f"{team} (namespace)" if team in queues else team for ns, team in out.items()}
 
 
 def localqueue_map(listed: Listed) -> dict[tuple[str, str], str]:

@@ -1026,6 +1026,14 @@ impl<'a> Cluster<'a> {
             job.shape = *shapes.entry(key).or_insert(next);
             c.jobs.push(job);
         }
+        // A gang of one job is that job: it starts, reserves and preempts as a job does
+        // (a Kueue Workload is one job carrying its own gang name, and a gang never
+        // preempted, so no Workload ever reclaimed its quota; tests/referee/kueue).
+        for members in &c.gang_members {
+            if let [only] = members[..] {
+                c.jobs[only].gang = None;
+            }
+        }
         c.n_shapes = shapes.len();
         Ok(())
     }

@@ -247,6 +247,10 @@ class Reference:
             if job.gang is not None:
                 self.gangs.setdefault(job.gang, []).append(len(self.jobs))
             self.jobs.append(job)
+        for g, members in list(self.gangs.items()):
+            if len(members) == 1:  # a gang of one job is that job (a Kueue Workload)
+                self.jobs[members[0]].gang = None
+                del self.gangs[g]
         for j, job in enumerate(self.jobs):
             if job.st == "running":
                 for n in job.nodes:
@@ -657,7 +661,9 @@ class Reference:
                 for d in qdims(self.jobs[v]):
                     gone = sum(need_in(self.jobs[m].total, d) for m in unit
                                if self.jobs[m].team == self.jobs[v].team)
-                    if vt["has_g"] and math.isfinite(vt["g"][d]) and \
+                    # Not the preemptor's own team (a swap), and only where it frees some.
+                    if self.jobs[v].team != job.team and vt["has_g"] and \
+                            math.isfinite(vt["g"][d]) and gone > 0 and \
                             usage[self.jobs[v].team][d] - gone < vt["g"][d]:
                         return True
             return False
@@ -728,7 +734,19 @@ class Reference:
                 if job.st == "pending":
                     fifo_blocked.add(job.team)
                 continue
-            if self.held(j) or not self.quota_ok(job.team, job, self.usage):
+            if self.held(j):
+                fifo_blocked.add(job.team)
+                continue
+            if not self.quota_ok(job.team, job, self.usage):
+                # A team with a guarantee (a Kueue ClusterQueue) preempts for quota too.
+                if self.p["preemption"] and self.teams[job.team]["has_g"] and \
+                        self.may_preempt(j):
+                    found = self.victims(j, t)
+                    if found is not None:
+                        for v in found[0]:
+                            self.preempt(v, j, t)
+                        self.start(j, found[1], t)
+                        continue
                 fifo_blocked.add(job.team)
                 continue
             end = t + (job.limit if job.limit is not None else INF)

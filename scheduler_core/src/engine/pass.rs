@@ -391,6 +391,18 @@ impl<'a, 'p> Engine<'a, 'p> {
         }
         let (total, qdim) = (self.cluster.jobs[j].total, self.cluster.jobs[j].quota_dim);
         if let Some(b) = self.quota_check(team, &total, qdim, &self.usage) {
+            // Kueue preempts for quota, not only for nodes: a ClusterQueue at its quota
+            // may preempt its own lower-priority workloads (withinClusterQueue) and, within
+            // its nominal quota, its cohort's borrowers (reclaimWithinCohort). A team with
+            // a guarantee is such a queue; Slurm's teams have a max only.
+            if self.policy.preemption
+                && self.cluster.teams[team].has_guarantee
+                && self.may_preempt(j)
+            {
+                if let Some(o) = self.preempt_for(j, t, cx) {
+                    return o;
+                }
+            }
             self.record(j, b);
             cx.fifo_blocked.entry(team).or_insert(j);
             return Outcome::Drop;
@@ -412,32 +424,8 @@ impl<'a, 'p> Engine<'a, 'p> {
         }
         self.failed_shapes.insert(shape);
         if self.policy.preemption && self.may_preempt(j) {
-            self.exempt_until.set(INF);
-            let found = self.find_victims(j, t);
-            let until = self.exempt_until.get();
-            if found.is_none() && until.is_finite() && until > t {
-                // Try again when the youngest exempt candidate may be preempted.
-                self.wake.insert(bits(until));
-            }
-            if let Some((victims, nodes)) = found {
-                // The cluster changes now: waiting reservation attempts are made first.
-                self.reserve_deferred(t, cx, usize::MAX);
-                // Victims given a grace time end then; the job starts when the last has ended.
-                let grace = if self.policy.preempt_mode == PreemptMode::Suspend {
-                    0.0
-                } else {
-                    victims
-                        .iter()
-                        .map(|&v| self.cluster.qos[self.cluster.jobs[v].qos].grace)
-                        .fold(0.0, f64::max)
-                };
-                for v in victims {
-                    self.preempt(v, j, t);
-                }
-                self.start_at(j, nodes, t, t + grace, false);
-                self.failed_shapes.clear();
-                self.unfit_shapes.clear();
-                return Outcome::Preempted;
+            if let Some(o) = self.preempt_for(j, t, cx) {
+                return o;
             }
         }
         self.resource_blocked = true;
@@ -590,6 +578,36 @@ impl<'a, 'p> Engine<'a, 'p> {
         for (m, nodes) in plan {
             self.start(m, nodes, t, bf);
         }
+    }
+
+    /// Preempts for job `j` and starts it, if victims that make room for it exist now.
+    pub(super) fn preempt_for(&mut self, j: usize, t: f64, cx: &mut PassCtx) -> Option<Outcome> {
+        self.exempt_until.set(INF);
+        let found = self.find_victims(j, t);
+        let until = self.exempt_until.get();
+        if found.is_none() && until.is_finite() && until > t {
+            // Try again when the youngest exempt candidate may be preempted.
+            self.wake.insert(bits(until));
+        }
+        let (victims, nodes) = found?;
+        // The cluster changes now: waiting reservation attempts are made first.
+        self.reserve_deferred(t, cx, usize::MAX);
+        // Victims given a grace time end then; the job starts when the last has ended.
+        let grace = if self.policy.preempt_mode == PreemptMode::Suspend {
+            0.0
+        } else {
+            victims
+                .iter()
+                .map(|&v| self.cluster.qos[self.cluster.jobs[v].qos].grace)
+                .fold(0.0, f64::max)
+        };
+        for v in victims {
+            self.preempt(v, j, t);
+        }
+        self.start_at(j, nodes, t, t + grace, false);
+        self.failed_shapes.clear();
+        self.unfit_shapes.clear();
+        Some(Outcome::Preempted)
     }
 
     pub(super) fn gang_blocked(&mut self, pend: &[usize]) {

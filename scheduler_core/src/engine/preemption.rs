@@ -237,7 +237,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                     unit
                 }
             };
-            if self.below_guarantee(&unit, &usage) {
+            if self.below_guarantee(&unit, &usage, job.team) {
                 continue; // would take a victim's team below its guarantee
             }
             give(&mut free, &mut fit, &mut usage, &unit, 1.0);

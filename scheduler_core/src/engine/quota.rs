@@ -85,20 +85,26 @@ impl<'a, 'p> Engine<'a, 'p> {
                 .any(|(u, g)| u > g)
     }
 
-    /// Whether preempting `unit` would take any of its teams below its guarantee.
-    pub(super) fn below_guarantee(&self, unit: &[usize], usage: &[Vec<f64>]) -> bool {
+    /// Whether preempting `unit` would take any of its teams other than the preemptor's
+    /// (`by`) below its guarantee, in a resource the unit frees. A team already below
+    /// its guarantee in a resource the victims do not hold is not taken there by them;
+    /// and the preemptor's own team swaps a job for another (Kueue's withinClusterQueue).
+    pub(super) fn below_guarantee(&self, unit: &[usize], usage: &[Vec<f64>], by: usize) -> bool {
         let jobs = &self.cluster.jobs;
         unit.iter().any(|&v| {
             let vt = jobs[v].team;
             let team = &self.cluster.teams[vt];
-            team.has_guarantee
+            vt != by
+                && team.has_guarantee
                 && (0..3).chain(jobs[v].quota_dim).any(|d| {
                     let gone: f64 = unit
                         .iter()
                         .filter(|&&m| jobs[m].team == vt)
                         .map(|&m| need_in(&jobs[m].total, d))
                         .sum();
-                    team.guarantee[d].is_finite() && usage[vt][d] - gone < team.guarantee[d]
+                    team.guarantee[d].is_finite()
+                        && gone > 0.0
+                        && usage[vt][d] - gone < team.guarantee[d]
                 })
         })
     }
