@@ -153,7 +153,10 @@ def test_invariants(work: tuple, policy: dict) -> None:
                 if e.kind == "preempt":
                     victim = teams.get(team_of[e.job_id])
                     g = victim.guarantee.get("gpu") if victim and victim.guarantee else None
-                    if g is not None and policy["quota"] == "enforce":
+                    # The law protects the other teams: a job of the victim's own team
+                    # takes its place (Kueue's withinClusterQueue), docs/core.md.
+                    own = e.by is not None and team_of.get(e.by) == team_of[e.job_id]
+                    if g is not None and policy["quota"] == "enforce" and not own:
                         left = sum(per_node[j] * len(ns) for j, ns in running.items()
                                    if team_of[j] == victim.name and j != e.job_id)
                         assert left >= g, "victim team preempted below its guarantee"

@@ -637,8 +637,10 @@ class Reference:
             vt = self.teams[vj.team]
             if not vt["preemptible"] or self.qos[vj.qos]["exempt"]:
                 continue
+            # A team with a guarantee (a Kueue ClusterQueue): priority within it only.
+            by_qos = self.outranks(j, v) and (not team["has_g"] or vj.team == job.team)
             if (reclaim and vj.team != job.team and vt["cohort"] == team["cohort"]
-                    and self.borrowing(vj.team)) or self.outranks(j, v):
+                    and self.borrowing(vj.team)) or by_qos:
                 cands.append(v)
         cands.sort(key=lambda v: id_key(self.jobs[v].id), reverse=True)
         cands.sort(key=lambda v: (not self.borrowing(self.jobs[v].team), self.jobs[v].prio,

@@ -117,6 +117,9 @@ impl<'a, 'p> Engine<'a, 'p> {
         let reclaim = self.policy.quota == QuotaMode::Enforce
             && self.within_guarantee(job.team, &job.total, job.quota_dim);
         let my_cohort = self.cluster.teams[job.team].cohort;
+        // A team with a guarantee is a Kueue ClusterQueue: priority preempts within the
+        // queue only (withinClusterQueue); other queues lose workloads only to reclaim.
+        let own_only = self.cluster.teams[job.team].has_guarantee;
         let borrowing: Vec<bool> = (0..self.cluster.teams.len())
             .map(|x| self.borrowing(x))
             .collect();
@@ -127,8 +130,9 @@ impl<'a, 'p> Engine<'a, 'p> {
         // Started in this same pass (start >= t): not a victim.
         let before_t = (ord_bits(t), 0);
         for (&(q, vteam, rank), set) in &self.victims {
-            let by_qos = self.cluster.qos[job.qos].preempts.contains(&q)
-                || (job.class_rank > 0 && rank > 0 && job.class_rank > rank);
+            let by_qos = (self.cluster.qos[job.qos].preempts.contains(&q)
+                || (job.class_rank > 0 && rank > 0 && job.class_rank > rank))
+                && (!own_only || vteam == job.team);
             let by_reclaim = reclaim
                 && vteam != job.team
                 && self.cluster.teams[vteam].cohort == my_cohort

@@ -86,9 +86,10 @@ impl<'a, 'p> Engine<'a, 'p> {
     }
 
     /// Whether preempting `unit` would take any of its teams other than the preemptor's
-    /// (`by`) below its guarantee, in a resource the unit frees. A team already below
-    /// its guarantee in a resource the victims do not hold is not taken there by them;
-    /// and the preemptor's own team swaps a job for another (Kueue's withinClusterQueue).
+    /// (`by`) below its guarantee, in a resource the unit frees. A team already below its
+    /// guarantee in a resource the victims do not hold is not taken there by them (else a
+    /// cpu-only workload of a queue holding no memory was never a victim); the preemptor's
+    /// own team swaps one job for another (Kueue's withinClusterQueue).
     pub(super) fn below_guarantee(&self, unit: &[usize], usage: &[Vec<f64>], by: usize) -> bool {
         let jobs = &self.cluster.jobs;
         unit.iter().any(|&v| {

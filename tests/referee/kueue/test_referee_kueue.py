@@ -388,9 +388,10 @@ def test_case(doc: dict[str, Any], case: dict[str, Any]) -> None:
     want = case["want"]
     got = outcome(doc, case)
     pending = {_key(f"{wl.get('ns', NS)}/{wl['name']}"): wl for wl in case.get("pending", [])}
-    assert sorted(got["admitted"]) == sorted(want.get("admitted", [])), (
-        f"admitted: got {sorted(got['admitted'])}, want {want.get('admitted', [])}"
-    )
+    if "admitted" in want:  # not where the upstream test does not say
+        assert sorted(got["admitted"]) == sorted(want["admitted"]), (
+            f"admitted: got {sorted(got['admitted'])}, want {want['admitted']}"
+        )
     assert sorted(got["preempted"]) == sorted(want.get("preempted", [])), (
         f"preempted: got {sorted(got['preempted'])}, want {want.get('preempted', [])}"
     )
