@@ -123,7 +123,7 @@ def _included(doc: dict[str, Any], case: dict[str, Any]) -> list[str]:
     for wl in [*case.get("admitted", []), *case.get("pending", [])]:
         if wl.get("cq") in cqs:
             named.add(wl["cq"])
-    for _ns, _lq, cq in _local_queues(doc, case, auto=False):
+    for _ns, _lq, cq in case.get("local_queues", []):
         if cq in cqs:
             named.add(cq)
     cohorts = {cqs[n].get("cohort") for n in named if cqs[n].get("cohort")}
@@ -249,6 +249,9 @@ def _nodes(doc: dict[str, Any], case: dict[str, Any],
             nodes.append(_node(f"n{i}", AMPLE, {}))
         return nodes, pool_of
     assert mode == "pool", mode
+    # The flavors carry no node labels, so every queue may use every node: one pool only,
+    # or a queue could run on another cohort's capacity.
+    assert len(pools) == 1, f"pool nodes need the case's queues in one cohort: {pools}"
     for pool, members in sorted(pools.items()):
         total: dict[str, float] = {}
         for member in members:
