@@ -450,6 +450,19 @@ class Reference:
         return all(usage[t][d] + need_in(job.total, d) - team["g"][d] <= avail[d]
                    for d in dims if usage[t][d] + need_in(job.total, d) - team["g"][d] > 0)
 
+    def may_preempt_for_quota(self, t: int, job: RJob) -> bool:
+        """Kueue's Preempt mode: a resource short of quota asks no more than the nominal."""
+        team = self.teams[t]
+        avail = self.cohort_avail(t, self.usage)
+        for d in qdims(job):
+            want = self.usage[t][d] + need_in(job.total, d)
+            over = want - team["g"][d]
+            fits = want <= team["m"][d] and (self.p["quota"] == "max_only" or over <= 0
+                                             or over <= avail[d])
+            if not fits and need_in(job.total, d) > team["g"][d]:
+                return False
+        return True
+
     def borrowing(self, t: int) -> bool:
         team = self.teams[t]
         return team["has_g"] and any(u > g for u, g in zip(self.usage[t], team["g"], strict=True))
@@ -742,7 +755,7 @@ class Reference:
             if not self.quota_ok(job.team, job, self.usage):
                 # A team with a guarantee (a Kueue ClusterQueue) preempts for quota too.
                 if self.p["preemption"] and self.teams[job.team]["has_g"] and \
-                        self.may_preempt(j):
+                        self.may_preempt_for_quota(job.team, job) and self.may_preempt(j):
                     found = self.victims(j, t)
                     if found is not None:
                         for v in found[0]:

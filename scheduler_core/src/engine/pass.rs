@@ -397,6 +397,7 @@ impl<'a, 'p> Engine<'a, 'p> {
             // a guarantee is such a queue; Slurm's teams have a max only.
             if self.policy.preemption
                 && self.cluster.teams[team].has_guarantee
+                && self.may_preempt_for_quota(team, &total, qdim)
                 && self.may_preempt(j)
             {
                 if let Some(o) = self.preempt_for(j, t, cx) {

@@ -68,6 +68,22 @@ impl<'a, 'p> Engine<'a, 'p> {
         None
     }
 
+    /// Whether a job short of quota may preempt for it. Kueue's flavor assigner gives a
+    /// resource the Preempt mode only where the request fits the queue's nominal quota, so
+    /// every dimension that does not fit now must ask no more than the team's guarantee.
+    pub(super) fn may_preempt_for_quota(&self, t: usize, need: &V3, qdim: Option<usize>) -> bool {
+        let team = &self.cluster.teams[t];
+        let usage = &self.usage;
+        let avail = self.cohort_avail(t, usage);
+        let max_only = self.policy.quota == QuotaMode::MaxOnly;
+        [GPU, CPU, MEM].into_iter().chain(qdim).all(|d| {
+            let want = usage[t][d] + need_in(need, d);
+            let over = want - team.guarantee[d];
+            let fits = want <= team.max[d] && (max_only || over <= 0.0 || over <= avail[d]);
+            fits || need_in(need, d) <= team.guarantee[d]
+        })
+    }
+
     pub(super) fn within_guarantee(&self, t: usize, need: &V3, qdim: Option<usize>) -> bool {
         let team = &self.cluster.teams[t];
         team.has_guarantee
