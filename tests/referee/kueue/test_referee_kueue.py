@@ -33,7 +33,7 @@ import pytest
 
 from quotatop.collectors.k8s.collector import KubernetesCollector
 from quotatop.collectors.k8s.config import KubernetesConfig
-from quotatop.collectors.k8s.quantity import parse_quantity
+from quotatop.collectors.k8s.quantity import parse_quantity, to_model_units
 from quotatop.collectors.model import Snapshot
 from quotatop.scheduler_core import predict
 from quotatop.scheduler_core.site import site_policy
@@ -63,7 +63,8 @@ CASES = _load()
 
 
 def _id(doc: dict[str, Any], case: dict[str, Any]) -> str:
-    return f"{doc['commit'][:8]}:{case.get('test', doc['test'])}/{case['name']}"
+    commit = case.get("commit", doc["commit"])
+    return f"{commit[:8]}:{case.get('test', doc['test'])}/{case['name']}"
 
 
 def _params() -> list[Any]:
@@ -386,8 +387,25 @@ def _offered(doc: dict[str, Any], case: dict[str, Any], cq: str, resource: str) 
     return [row[0] for group in spec["groups"] for row in group if row[1] == resource]
 
 
+def _cohort_lendable(doc: dict[str, Any], case: dict[str, Any]) -> None:
+    """What the cohort's members can lend, as the snapshot's teams state it: each one's
+    lendable (its lendingLimit) or, with none, its whole guarantee."""
+    listed, _ = _listed(doc, case)
+    snap = snapshot_of(listed)
+    want = case["want"]
+    total: dict[str, float] = {}
+    for t in snap.teams:
+        if t.cohort == want["cohort"]:
+            for k, v in (t.lendable or t.guarantee or {}).items():
+                total[k] = total.get(k, 0.0) + min(v, (t.guarantee or {}).get(k, v))
+    expect = {k: to_model_units(k, v) for k, v in want["lendable"].items()}
+    assert total == pytest.approx(expect), f"lendable: got {total}, want {expect}"
+
+
 @pytest.mark.parametrize(("doc", "case"), _params())
 def test_case(doc: dict[str, Any], case: dict[str, Any]) -> None:
+    if case.get("kind") == "cohort_lendable":
+        return _cohort_lendable(doc, case)
     want = case["want"]
     got = outcome(doc, case)
     pending = {_key(f"{wl.get('ns', NS)}/{wl['name']}"): wl for wl in case.get("pending", [])}
@@ -421,6 +439,7 @@ def test_counts() -> None:
     by: dict[str, int] = dict.fromkeys(STATUSES, 0)
     for doc, case in CASES:
         assert len(doc["commit"]) == 40 and doc["upstream_file"] and doc["nodes"]
+        assert len(case.get("commit", doc["commit"])) == 40
         status = case.get("status", "run")
         assert status in STATUSES, status
         if status != "run":
