@@ -117,8 +117,9 @@ def _cq_object(name: str, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _included(doc: dict[str, Any], case: dict[str, Any]) -> list[str]:
-    """The ClusterQueues of the case: those it names (or every one of the file), with
-    every other member of their cohorts (a cohort lends only among its members)."""
+    """The ClusterQueues of the case: those its workloads, its LocalQueues and its
+    ``queues`` name, with every other member of their cohorts (a cohort lends only among
+    its members)."""
     cqs = {**doc.get("cluster_queues", {}), **case.get("cluster_queues", {})}
     named = set(case.get("queues", []))
     for wl in [*case.get("admitted", []), *case.get("pending", [])]:
@@ -321,6 +322,11 @@ def _listed(doc: dict[str, Any], case: dict[str, Any]) -> tuple[dict[str, list[A
         "pods": pods,
         "priorityclasses": [{"metadata": {"name": _pc_name(p)}, "value": p}
                             for p in sorted(priorities)],
+        # Cohort objects (parent, own quota), at v1beta1 as the collector reads them.
+        "cohorts": [{"metadata": {"name": n}, "spec": {
+            **({"parentName": c["parent"]} if c.get("parent") else {}),
+            "resourceGroups": _cq_object(n, {"groups": c.get("groups", [])})["spec"][
+                "resourceGroups"]}} for n, c in case.get("cohorts", {}).items()],
         "resourcequotas": [], "limitranges": [],
     }
     return listed, pool_of
