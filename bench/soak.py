@@ -19,6 +19,18 @@ memory grew most in between.
     .venv/bin/python bench/soak.py --scenario-jobs 8000 --seconds 100 --refresh 0.2
 
 Issue #16's target: at most 200 MB steady for 10k jobs at any refresh, flat over 30 min.
+
+``--path tour|screens|overlays|report|replay|slurm`` soaks what a user leaves open
+instead (bench/soak_paths.py): the installed `quotatop` itself on a 120x40
+pseudo-terminal with its defaults, driven by keys: the default demo tour; every screen
+in turn; help then the palette over the tour; the report screen; the replay of a
+recording of the tour; the live Slurm of tests/harness. It prints RSS at start, middle
+and end, the slope over the run (MB/h), CPU % of one core and bytes drawn per phase,
+against the RSS of a process holding two of the source's snapshots (the data alone).
+Issue #32's targets: flat memory; <= 1 % of a core on an unchanged cluster's Overview,
+<= 3 % while data changes every 2 s.
+
+    .venv/bin/python bench/soak.py --path tour --minutes 60
 """
 
 from __future__ import annotations
@@ -171,6 +183,56 @@ async def soak(args: argparse.Namespace, proc: psutil.Process) -> list[Sample]:
     return samples
 
 
+PATHS = ("tour", "screens", "overlays", "report", "replay", "slurm")
+
+
+def soak_path(path: str, seconds: float, every: float) -> int:
+    import contextlib
+
+    import soak_paths as sp
+
+    with contextlib.ExitStack() as stack:
+        env = sp.child_env()
+        argv = sp.quotatop_argv()
+        ref_args = ["demo"]
+        keys: list[tuple[float, str]] = []
+        if path == "screens":
+            keys = sp.screens_keys(seconds)
+        elif path == "overlays":
+            keys = sp.overlay_keys(seconds)
+        elif path == "report":
+            keys = [(10.0, "m")]
+        elif path == "replay":
+            rec = stack.enter_context(sp.demo_recording())
+            argv = sp.quotatop_argv("replay", str(rec))
+            ref_args = ["replay", f"recording={rec}"]
+        elif path == "slurm":
+            sys.path.insert(0, str(ROOT / "tests"))
+            from harness.fixtures import fresh_cluster  # the harness's real Slurm
+
+            cluster = stack.enter_context(fresh_cluster("bench/soak.py --path slurm"))
+            env = sp.child_env(dict(cluster.env))
+            argv = sp.quotatop_argv("--source", "slurm")
+            ref_args = ["slurm"]
+        reference = sp.reference_rss(ref_args, env)
+        phases = sp.soak(argv, seconds, keys, env, every)
+    points = [p for ph in phases for p in ph.rss]
+    print(f"soak --path {path}: `{' '.join(argv[2:]) or 'quotatop'}` at {sp.COLS}x{sp.ROWS}, "
+          f"{seconds / 60:.0f} min")
+    print(f"reference (two of the source's snapshots held, no TUI): {reference:.0f} MB")
+    for ph in phases:
+        rss = [r for _, r in ph.rss]
+        cpu = 100 * ph.cpu_seconds / ph.wall if ph.wall else float("nan")
+        print(f"  {ph.name:6s} RSS {min(rss, default=0):6.1f}–{max(rss, default=0):6.1f} MB  "
+              f"CPU {cpu:5.1f} % of a core  "
+              f"drawn {ph.written / max(ph.wall, 1e-9) / 1e3:7.1f} kB/s")
+    if len(points) >= 2:
+        late = [(t / 3600, r) for t, r in points if t >= seconds / 3]
+        print(f"RSS slope after the first third: {slope(late):+.1f} MB/h; end "
+              f"{points[-1][1]:.0f} MB = {points[-1][1] / reference:.1f}x the reference")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=5.0)
@@ -184,9 +246,13 @@ def main() -> int:
     ap.add_argument("--trace", action="store_true", help="tracemalloc: the lines whose "
                     "memory grew most between --trace-at and the end (slow)")
     ap.add_argument("--trace-at", type=float, default=20.0, metavar="SECONDS")
+    ap.add_argument("--path", choices=PATHS, default=None,
+                    help="soak the real command line on this path instead")
     args = ap.parse_args()
     if args.seconds is None:
         args.seconds = args.minutes * 60
+    if args.path:
+        return soak_path(args.path, args.seconds, args.every)
     proc = psutil.Process()
     if args.scenario_jobs:
         # The reference: the scenario's frames as its source holds them, nothing else.

@@ -593,7 +593,10 @@ async def test_first_frame_is_painted_before_the_core_answers(
 
 
 async def test_hidden_views_let_go_of_a_replaced_snapshot() -> None:
-    first, second = snapshot(), snapshot()
+    # A second frame that says something new (an equal one is not a replacement: the
+    # session keeps the objects on screen, tests/test_tui_session.py).
+    first = snapshot()
+    second = msgspec.structs.replace(snapshot(), warnings=["the second frame"])
     async with running(first, second) as (app, pilot):
         for key in "5231":  # the queue and the priority list hold the first one's jobs
             await pilot.press(key)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from conftest import DEMO
@@ -170,3 +171,65 @@ def test_the_session_loads_without_textual() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+class _Idle:
+    """An idle live cluster: every collect a new snapshot, taken later, saying the
+    same (as the Slurm source gives one between job events)."""
+
+    name = "idle"
+
+    def __init__(self) -> None:
+        self.base = _demo().collect()
+        self.n = 0
+
+    def collect(self) -> Snapshot:
+        self.n += 1
+        copy = msgspec.msgpack.decode(msgspec.msgpack.encode(self.base), type=Snapshot)
+        return msgspec.structs.replace(copy, taken_at=self.base.taken_at + self.n)
+
+
+def test_an_idle_cluster_is_derived_predicted_and_painted_once(tmp_path: Path) -> None:
+    events: list[SessionEvent] = []
+    source = _Idle()
+    session = Session(source, emit=events.append, record_dir=tmp_path)
+    session.refresh()
+    shown = session.snapshot
+    session.record_start()
+    for _ in range(3):
+        session.refresh()
+    path = session.recording.path
+    session.record_stop()
+
+    kinds = _kinds(events)
+    assert kinds.count(Collected) == 1 and kinds.count(PredictionWanted) == 1
+    assert kinds.count(Unchanged) == 3
+    assert shown is not None and session.snapshot is not None
+    # The objects on screen are kept (the new ones are let go) with the new moment.
+    assert session.snapshot.jobs is shown.jobs
+    assert session.snapshot.taken_at == source.base.taken_at + 4
+    assert path is not None
+    with Recording(path) as rec:  # the recording still gets every frame
+        assert len(rec.seqs) == 4
+
+
+def test_a_change_anywhere_in_the_cluster_is_new_data() -> None:
+    events: list[SessionEvent] = []
+    source = _Idle()
+    session = Session(source, emit=events.append)
+    session.refresh()
+    job = source.base.jobs[0]
+    source.base = msgspec.structs.replace(source.base, jobs=[
+        msgspec.structs.replace(j, priority=(j.priority or 0) + 1) if j is job else j
+        for j in source.base.jobs])
+    session.refresh()
+    assert _kinds(events).count(Collected) == 2
+
+
+def test_a_replays_frames_are_not_compared() -> None:
+    """A timeline's frame is its clock (the cursor, a replay's "now"): equal content at
+    a later frame is still a frame to show, so no digest is taken."""
+    session = Session(_demo())
+    for _ in range(2):
+        session.refresh()
+    assert session.timeline is not None and session._digest is None

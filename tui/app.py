@@ -21,7 +21,7 @@ from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from quotatop.collectors.base import Collector
 from quotatop.collectors.footprint import Footprint
@@ -34,6 +34,7 @@ from quotatop.tui.habits import HABIT_BINDINGS, HabitsMixin
 from quotatop.tui.live_incidents import IncidentState, LiveIncidents
 from quotatop.tui.live_recording import LiveRecording
 from quotatop.tui.modals import HelpScreen, JobDetailScreen
+from quotatop.tui.paint import update_static
 from quotatop.tui.palette import QuotatopCommands
 from quotatop.tui.predictions import Predictions
 from quotatop.tui.report_screen import ReportScreen
@@ -62,11 +63,13 @@ from quotatop.tui.views.quota import QuotaView
 from quotatop.tui.views.timeline import TimelineView
 from quotatop.tui.views_registry import VIEW_IDS, VIEW_TITLES
 from quotatop.tui.whatif_dialog import WhatifScreen, selected_row
+from quotatop.tui.widgets.footer import LeanFooter
 from quotatop.tui.widgets.job_table import JobTable
 from quotatop.tui.widgets.node_grid import NodeGrid
 from quotatop.tui.widgets.pending_list import PendingList
 
 HISTORY = 60  # refreshes of per-team usage kept for the sparklines
+UNCHANGED_REPAINT = 30.0  # seconds between paints of a view whose data did not change
 TABS_FULL = 90  # columns the tab bar needs with Textual's own padding
 STYLES = Path(__file__).parent / "styles"
 # Help rows (tui/help.py) of keys declared in a loop or as a group.
@@ -152,6 +155,7 @@ class QuotatopApp(HabitsMixin, App[None]):
         self._again = False
         self._dirty: set[str] = set()
         self._retired: ViewData | None = None  # the data just replaced, freed after the paint
+        self._applied_at = float("-inf")  # when apply last painted (the clock's time)
         self.incident_state = IncidentState()
         self.footprint: Footprint | None = None  # quotatop's own, as of the data shown
         if theme:
@@ -198,7 +202,7 @@ class QuotatopApp(HabitsMixin, App[None]):
                 view.id = f"view-{vid}"
                 with TabPane(f"{i} {title}", id=vid):
                     yield view
-        yield Footer()
+        yield LeanFooter()
 
     def on_mount(self) -> None:
         # Queries go to the main screen even while help or a job detail is on top.
@@ -262,11 +266,25 @@ class QuotatopApp(HabitsMixin, App[None]):
         self.call_after_refresh(self._start_prediction)
 
     def on_session_repeated(self, message: SessionRepeated) -> None:
-        # A live viewer between its poller's frames: the rows, the core's answer and
-        # the incidents seen stand; only the header and banner may change.
+        # The same cluster as on screen (an idle cluster, or a live viewer between its
+        # poller's frames): the rows, the core's answer and the incidents seen stand;
+        # the header and banner say it is fresh. The view is painted again only every
+        # UNCHANGED_REPAINT seconds, for what reads the clock (waits, ages, the charts'
+        # time axis): an idle screen costs next to nothing (issue #32).
         with contextlib.suppress(NoMatches):
-            if self.data is not None:
+            if self.data is None:
+                return
+            if self.clock() - self._applied_at >= UNCHANGED_REPAINT:
                 self.apply(message.snap, self.data.derived, self.data.predictions)
+                return
+            self.snapshot = message.snap
+            self.failure = None
+            written = _live_written_at(message.snap) if self.timeline is None else None
+            if written is not None:
+                self.last_ok = written
+            elif not message.snap.stale:
+                self.last_ok = self.clock()
+            self._paint_header()
 
     def on_source_failed(self, message: SourceFailed) -> None:
         self.failure = message.reason
@@ -314,6 +332,7 @@ class QuotatopApp(HabitsMixin, App[None]):
 
     def apply(self, snap: Snapshot, derived: Derived, preds: Predictions) -> None:
         """Show a new snapshot (UI thread). Cheap: only the visible view paints."""
+        self._applied_at = self.clock()
         self.snapshot = snap
         self.failure = None
         if not snap.stale:
@@ -397,7 +416,7 @@ class QuotatopApp(HabitsMixin, App[None]):
             t = self._header_text(snap, now, waiting, drop)
             if t.cell_len <= room:
                 break
-        self.main.query_one("#header", Static).update(t)
+        update_static(self.main.query_one("#header", Static), t)
         self._paint_banner(snap, now)
 
     def _header_text(self, snap: Snapshot | None, now: float,

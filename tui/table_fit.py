@@ -93,7 +93,12 @@ def fill_table(table: DataTable, cols: Columns, rows: Rows,
                keys: Sequence[str | None] | None = None) -> None:
     """Replace the rows (and the columns, when the layout changed), keeping the
     cursor on the same row number: a refresh must not jump it back to the top.
-    A ``SortableTable`` gets its rows in its sort order and ▲/▼ on that column."""
+    A ``SortableTable`` gets its rows in its sort order and ▲/▼ on that column.
+    The same columns, rows and keys as last time change nothing: a refresh whose
+    table did not change does not rebuild it (nor redraw it)."""
+    filled = (cols, rows, list(keys) if keys is not None else None, _sort_state(table))
+    if getattr(table, "_quotatop_filled", None) == filled and table.row_count == len(rows):
+        return
     at = table.cursor_row
     if isinstance(table, SortableTable) and table.sort_column is not None:
         cols, rows, keys = _sorted(table, cols, rows, keys)
@@ -108,6 +113,13 @@ def fill_table(table: DataTable, cols: Columns, rows: Rows,
         table.add_row(*row, key=keys[i] if keys is not None else None)
     if 0 < at < len(rows):
         table.move_cursor(row=at, animate=False)
+    table._quotatop_filled = filled  # type: ignore[attr-defined]
+
+
+def _sort_state(table: DataTable) -> tuple[object, bool] | None:
+    if isinstance(table, SortableTable):
+        return table.sort_column, table.sort_reverse
+    return None
 
 
 def _sorted(table: SortableTable, cols: Columns, rows: Rows,

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Static
 from quotatop.tui.chart_data import team_points, team_waits
 from quotatop.tui.derive import ClusterMeter, TeamRow, visible_rows
 from quotatop.tui.format import DASH, clock_time, duration, num, pct, sparkline
+from quotatop.tui.paint import update_static
 from quotatop.tui.table_fit import Columns, Rows, fill_table, fit_layout
 from quotatop.tui.theme_colors import team_style
 from quotatop.tui.views.base import View, ViewData, no_guarantee
@@ -174,6 +175,7 @@ class OverviewView(View):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.folded: set[str] = set()  # parent accounts shown folded
+        self._foldable: bool | None = None  # what the footer's fold key was last told
 
     def compose(self) -> ComposeResult:
         yield Static(id="meter")
@@ -220,9 +222,14 @@ class OverviewView(View):
         width = max(40, (self.size.width or 80) - 1)
         # The bar takes what its numbers leave: wider terminals draw a finer meter.
         bar = max(10, width - 2 - meter_text(d.meter, d.unit, 0).cell_len)
-        self.query_one("#meter", Static).update(meter_text(d.meter, d.unit, bar))
+        update_static(self.query_one("#meter", Static), meter_text(d.meter, d.unit, bar))
         shown = visible_rows(d.teams, self.folded)
-        self.refresh_bindings()
+        # The fold key shows only where there is a tree: told when that changes, not
+        # on every paint (each refresh_bindings rebuilds the footer's keys).
+        foldable = any(r.kids for r in d.teams)
+        if foldable != self._foldable:
+            self._foldable = foldable
+            self.refresh_bindings()
         data = replace(data, derived=replace(d, teams=shown))
         cols, rows = fit_team_table(data, width)
         fill_table(self.query_one("#teams", DataTable), cols, rows, [r.name for r in shown])
@@ -240,7 +247,7 @@ class OverviewView(View):
             inc.append(f"… {more} more (8 Incidents)\n", style="dim")
         if not live and not carried:
             inc.append("none", style="dim")
-        self.query_one("#incidents", Static).update(inc)
+        update_static(self.query_one("#incidents", Static), inc)
         fresh = Text("Source\n", style="bold")
         fresh.append(f"{snap.source or DASH}  ")
         if snap.taken_at and data.now == snap.taken_at:  # a replayed frame: say when it was
@@ -264,7 +271,7 @@ class OverviewView(View):
                 f"\nquotatop {fp.rss_mb:.0f} MB · {fp.cpu_percent:.0f}% CPU · {fp.threads} threads",
                 style="dim",
             )
-        self.query_one("#freshness", Static).update(fresh)
+        update_static(self.query_one("#freshness", Static), fresh)
         panel = self.query_one(ChartPanel)
         # The table first: charts only in the rows it leaves, and none squeezed below
         # what can be read (a long account tree keeps every row it can).
@@ -274,7 +281,8 @@ class OverviewView(View):
             return
         samples = data.charts.samples()
         points = team_points(samples, snap.utilization, [r.name for r in d.teams])
-        panel.show(d, samples, points, lambda: self._waits(data))
+        panel.show(d, samples, points, lambda: self._waits(data),
+                   (data.snap, data.predictions, data.now))
 
     def _waits(self, data: ViewData) -> dict[str, float]:
         """Per team predicted waits, once per snapshot and predictions (100k pending

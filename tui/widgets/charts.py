@@ -170,13 +170,31 @@ def mark_times(plt: Plot, marks: Sequence[IncidentMark], now: float | None) -> N
 
 
 class Chart(PlotextPlot):
-    """A plot redrawn whole on each paint."""
+    """A plot redrawn whole on a paint whose inputs changed.
 
-    def draw(self, draw: Callable[[Plot], None]) -> None:
+    ``key`` names what the drawing reads (its samples, rows, predictions): the same
+    key at the same size and theme draws nothing, so a repaint for an incident or a
+    prediction costs no chart it does not touch (plotext builds a chart in ~5 ms,
+    and a screen of six was redrawn three times a refresh)."""
+
+    _drawn: tuple[object, ...] | None = None
+
+    def draw(self, draw: Callable[[Plot], None], key: tuple[object, ...] | None = None) -> None:
+        if key is not None:
+            key = (*key, self.size, self.app.theme)
+            if self._drawn is not None and same_key(self._drawn, key):
+                return
+        self._drawn = key
         plt = self.plt
         plt.clear_figure()
         draw(plt)
         self.refresh()
+
+
+def same_key(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    """Element by element: the same object, or equal values (a snapshot compared by
+    identity first: equal content with a new object is rare and costs a deep look)."""
+    return len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b, strict=True))
 
 
 class ChartPanel(Vertical):
@@ -205,8 +223,10 @@ class ChartPanel(Vertical):
                 if c.display and c.parent is not None and c.parent.display]
 
     def show(self, derived: Derived, samples: list[Sample], points: Points,
-             waits: Callable[[], dict[str, float]]) -> None:
-        """``waits`` is asked only when its chart fits: it reads every pending job."""
+             waits: Callable[[], dict[str, float]],
+             waits_key: tuple[object, ...] = ()) -> None:
+        """``waits`` is asked only when its chart fits: it reads every pending job;
+        ``waits_key`` names what it reads (a chart with the same inputs is not redrawn)."""
         width, height = self.size.width, self.size.height
         rows = derived.teams
         top = usage_top(points, [r.guarantee for r in rows] + [r.max for r in rows])
@@ -219,17 +239,18 @@ class ChartPanel(Vertical):
         wanted = (["queue", "util", "wait"] if tall else ["usage", "queue", "util", "wait"])
         fits = max(1, width // MIN_W) if height >= MIN_H else 0
         unit = derived.unit
-        draws: dict[str, Callable[[Plot], None]] = {
-            "usage": lambda p: draw_usage_all(p, rows, points, top, unit),
-            "queue": lambda p: draw_queue(p, samples),
-            "util": lambda p: draw_utilization(p, samples, unit),
-            "wait": lambda p: draw_waits(p, rows, waits()),
+        draws: dict[str, tuple[Callable[[Plot], None], tuple[object, ...]]] = {
+            "usage": (lambda p: draw_usage_all(p, rows, points, top, unit),
+                      (rows, points, top, unit)),
+            "queue": (lambda p: draw_queue(p, samples), (samples,)),
+            "util": (lambda p: draw_utilization(p, samples, unit), (samples, unit)),
+            "wait": (lambda p: draw_waits(p, rows, waits()), (rows, *waits_key)),
         }
-        for key, draw in draws.items():
-            chart = self.query_one(f"#chart-{key}", Chart)
-            chart.display = key in wanted[:fits]
+        for name, (draw, key) in draws.items():
+            chart = self.query_one(f"#chart-{name}", Chart)
+            chart.display = name in wanted[:fits]
             if chart.display:
-                chart.draw(draw)
+                chart.draw(draw, key)
 
     def _team_charts(self, row: Horizontal, rows: list[TeamRow], points: Points,
                      top: float) -> None:
@@ -240,7 +261,8 @@ class ChartPanel(Vertical):
             charts = [Chart(name=n) for n in names]
             row.mount(*charts)
         for chart, r in zip(charts, rows, strict=True):
-            chart.draw(lambda p, r=r: draw_team_usage(p, r, points, top))  # type: ignore[misc]
+            chart.draw(lambda p, r=r: draw_team_usage(p, r, points, top),  # type: ignore[misc]
+                       (r, points.get(r.name), top))
 
 
 class TimelineCharts(Vertical):

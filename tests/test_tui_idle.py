@@ -1,0 +1,90 @@
+"""A TUI left open is a good citizen (issue #32): what an unchanged cluster costs, and
+what a long session keeps, held by count (no timing: bench/soak.py measures CPU).
+
+Found by tracemalloc on the default demo tour: every refresh rebuilt the footer's keys
+(the Overview asked for its bindings again on each paint) and Textual's Footer kept
+every key it removed (1,550 after 100 refreshes); and each refresh drew every chart
+three times (for the data, for the core's answer, for the incidents)."""
+
+from __future__ import annotations
+
+import gc
+
+from tests_tui_helpers import loaded
+from textual.widgets._footer import FooterKey
+from tui_fixtures import FixedCollector, frozen_clock, snapshot
+
+from quotatop.tui.app import QuotatopApp
+from quotatop.tui.views.overview import OverviewView
+from quotatop.tui.widgets.charts import Chart
+
+
+def _footer_keys() -> int:
+    gc.collect()
+    return sum(isinstance(o, FooterKey) for o in gc.get_objects())
+
+
+async def test_the_footer_keeps_no_key_it_removed() -> None:
+    app = QuotatopApp(FixedCollector(snapshot()), refresh=60.0, clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        shown = len(app.screen.query(FooterKey))
+        for key in "23456781" * 3:  # each screen switch rebuilds the footer's keys
+            await pilot.press(key)
+            await pilot.pause()
+        for _ in range(20):
+            app.screen.refresh_bindings()
+            await pilot.pause()
+        await pilot.pause(0.1)
+        assert shown > 0 and _footer_keys() <= 2 * shown
+
+
+async def test_an_overview_repainted_with_the_same_data_redraws_nothing() -> None:
+    app = QuotatopApp(FixedCollector(snapshot()), refresh=60.0, clock=frozen_clock)
+    drawn: list[Chart] = []
+    async with app.run_test(size=(120, 48)) as pilot:
+        await loaded(pilot)
+        await pilot.pause(0.1)
+        keys_before = _footer_keys()
+        overview = app.query_one(OverviewView)
+        charts = [c for c in overview.query(Chart) if c.display]
+        assert charts  # the Overview has room for its charts at this size
+        for c in charts:
+            original = c.plt.clear_figure
+            c.plt.clear_figure = lambda c=c, original=original: (drawn.append(c), original())[1]
+        for _ in range(5):
+            overview.repaint()
+            await pilot.pause()
+        assert drawn == []
+        assert _footer_keys() <= keys_before  # no refresh_bindings per paint
+        app.theme = "textual-light" if app.theme != "textual-light" else "nord"
+        overview.repaint()
+        await pilot.pause()
+        assert set(drawn) == set(charts)  # a new theme is a reason to draw again
+
+
+async def test_an_unchanged_cluster_is_painted_once() -> None:
+    """An idle cluster's collects (new snapshots, taken later, equal in content) cost a
+    header line each, not a paint of the view, until UNCHANGED_REPAINT passes."""
+    base = snapshot()
+    frames = [base, *(base.__class__(**{**{f: getattr(base, f) for f in base.__struct_fields__},
+                                        "taken_at": base.taken_at + i}) for i in range(1, 6))]
+    source = FixedCollector(*frames)
+    app = QuotatopApp(source, refresh=60.0, clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        overview = app.query_one(OverviewView)
+        painted: list[float] = []
+        original = overview.show_data
+        overview.show_data = lambda data: (painted.append(data.snap.taken_at), original(data))[1]
+        shown = app.data.snap if app.data is not None else None
+        for _ in range(5):
+            app.refresh_now()
+            for _ in range(50):
+                await pilot.pause(0.02)
+                if not app._collecting:
+                    break
+        assert source.calls == 6
+        assert painted == []
+        assert app.data is not None and app.data.snap is shown
+        assert app.snapshot is not None and app.snapshot.taken_at == base.taken_at + 5
