@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 
+import msgspec
 from tests_tui_helpers import loaded
 from textual.widgets._footer import FooterKey
 from tui_fixtures import FixedCollector, frozen_clock, snapshot
@@ -67,8 +68,8 @@ async def test_an_unchanged_cluster_is_painted_once() -> None:
     """An idle cluster's collects (new snapshots, taken later, equal in content) cost a
     header line each, not a paint of the view, until UNCHANGED_REPAINT passes."""
     base = snapshot()
-    frames = [base, *(base.__class__(**{**{f: getattr(base, f) for f in base.__struct_fields__},
-                                        "taken_at": base.taken_at + i}) for i in range(1, 6))]
+    frames = [base, *(msgspec.structs.replace(base, taken_at=base.taken_at + i)
+                      for i in range(1, 6))]
     source = FixedCollector(*frames)
     app = QuotatopApp(source, refresh=60.0, clock=frozen_clock)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -638,6 +638,16 @@ class Reference:
         return b.qos in self.qos[a.qos]["preempts"] or (a.rank > 0 and b.rank > 0
                                                          and a.rank > b.rank)
 
+    def preempt_and_start(self, j: int, t: float) -> bool:
+        """Preempt the victims ``victims`` names and start ``j`` on their nodes, if any."""
+        found = self.victims(j, t)
+        if found is None:
+            return False
+        for v in found[0]:
+            self.preempt(v, j, t)
+        self.start(j, found[1], t)
+        return True
+
     def victims(self, j: int, t: float) -> tuple[list[int], list[int]] | None:
         job = self.jobs[j]
         team = self.teams[job.team]
@@ -755,13 +765,9 @@ class Reference:
             if not self.quota_ok(job.team, job, self.usage):
                 # A team with a guarantee (a Kueue ClusterQueue) preempts for quota too.
                 if self.p["preemption"] and self.teams[job.team]["has_g"] and \
-                        self.may_preempt_for_quota(job.team, job) and self.may_preempt(j):
-                    found = self.victims(j, t)
-                    if found is not None:
-                        for v in found[0]:
-                            self.preempt(v, j, t)
-                        self.start(j, found[1], t)
-                        continue
+                        self.may_preempt_for_quota(job.team, job) and self.may_preempt(j) \
+                        and self.preempt_and_start(j, t):
+                    continue
                 fifo_blocked.add(job.team)
                 continue
             end = t + (job.limit if job.limit is not None else INF)
@@ -769,13 +775,8 @@ class Reference:
             if nodes is not None:
                 self.start(j, nodes, t)
                 continue
-            if self.p["preemption"] and self.may_preempt(j):
-                found = self.victims(j, t)
-                if found is not None:
-                    for v in found[0]:
-                        self.preempt(v, j, t)
-                    self.start(j, found[1], t)
-                    continue
+            if self.p["preemption"] and self.may_preempt(j) and self.preempt_and_start(j, t):
+                continue
             self.resource_blocked = True
             fifo_blocked.add(job.team)
             if self.p["backfill"] == "none":

@@ -22,8 +22,7 @@ class LeanFooter(Footer):
         # Textual keeps the watchers in a name-mangled-looking attribute of the
         # reactable; the same filter its own _check_watchers applies, applied now.
         watchers: dict[str, list] = getattr(self, "__watchers", {})
-        for name, watching in watchers.items():
+        for watching in watchers.values():
             watching[:] = [(node, cb) for node, cb in watching
                            if not getattr(node, "_closing", False)
                            and not getattr(node, "_closed", False)]
-            watchers[name] = watching
