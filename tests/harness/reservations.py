@@ -42,6 +42,11 @@ A2 = Kind("alice", "vision-prod", "normal", 20, 1, "gpu:h100:8", nodes=2)
 B = Kind("bob", "nlp-prod", "normal", 20, 1, "gpu:h100:8")
 C = Kind("dave", "elastic-pool", "normal", 20, 10, "gpu:a100:8")
 D = Kind("erin", "nlp-prod", "normal", 20, 1, "gpu:a100:8", nodes=2)
+# The two fills beside each of B and C are alike (same sleep, same limit, submitted
+# together), so which of the two nodes frees first is decided by milliseconds Slurm
+# alone sees: the prediction cannot know it, and a test must not pretend it does. B and
+# C are placed right when they land on either one (and never on a reserved node).
+TIED = {"B": ("gpu01", "gpu02"), "C": ("gpu05", "gpu06")}
 
 
 @dataclass
