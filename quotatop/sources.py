@@ -19,6 +19,7 @@ import msgspec
 
 from quotatop.collectors.base import Collector
 from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Snapshot
 from quotatop.collectors.untrusted import redact_url
 from quotatop.simulation import DEMO_DATA
 
@@ -65,6 +66,20 @@ class SourceOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 SOURCES = ("demo", "slurm", "k8s", "prometheus", "replay", "live")
+# The sources that ask a cluster: their first answer says whether it is reachable from
+# here. A demo or a replay has its frames in hand; a live viewer may open before its
+# poller wrote the first frame, and waits for it.
+CLUSTER_SOURCES = ("slurm", "k8s", "prometheus")
+
+
+def refuse_empty(name: str, snap: Snapshot) -> Snapshot:
+    """``snap``, unless nothing at all came back (no job, node or team, and stale): then
+    the source is not reachable from here, or its answers are not usable, and that is
+    one line (exit 2) for every command that opens it, the TUI as ``snapshot``."""
+    if not snap.jobs and not snap.nodes and not snap.teams and snap.stale:
+        reason = (snap.stale_reason or "").removeprefix(f"{name}: ")
+        raise UserError(f"{name}: no data: {reason}")
+    return snap
 
 
 def options_from_mapping(raw: Mapping[str, Any], where: str = "options") -> SourceOptions:
