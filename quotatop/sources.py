@@ -135,6 +135,16 @@ def bundled_scenarios() -> list[str]:
     return sorted(p.stem for p in DEMO_DATA.glob("*.toml"))
 
 
+def bundled_scenario(given: str) -> str | None:
+    """demo_data/NAME.toml when ``given`` is a bundled scenario's bare name (``queue_storm``
+    or ``queue_storm.toml``) and no file of that name is in the current directory."""
+    p = Path(given).expanduser()
+    if p.exists() or len(p.parts) != 1:
+        return None
+    bundled = DEMO_DATA / (p.name if p.suffix == ".toml" else f"{p.name}.toml")
+    return str(bundled) if bundled.is_file() else None
+
+
 def scenario_path(given: str) -> str:
     """A scenario file, or a bundled one by name: ``queue_storm`` or
     ``queue_storm.toml`` is demo_data/queue_storm.toml wherever quotatop is
@@ -143,9 +153,9 @@ def scenario_path(given: str) -> str:
     p = Path(given).expanduser()
     if p.exists() or len(p.parts) > 1:
         return str(p)  # a path: load_scenario says what is wrong with it
-    bundled = DEMO_DATA / (p.name if p.suffix == ".toml" else f"{p.name}.toml")
-    if bundled.is_file():
-        return str(bundled)
+    bundled = bundled_scenario(given)
+    if bundled is not None:
+        return bundled
     raise UserError(f"{given}: no such scenario file, nor a bundled scenario "
                     f"(bundled: {', '.join(bundled_scenarios())})")
 
