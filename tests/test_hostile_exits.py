@@ -43,3 +43,47 @@ def test_k8s_without_a_kubeconfig_is_one_line_and_exit_2_tui_as_cli(
     assert lines[0].startswith("quotatop: k8s: no data: ")
     assert "missing-kubeconfig" in lines[0]
     assert proc.stdout == ""  # no TUI drew anything
+
+
+# Commands whose output goes to stdout, each writing more than a pipe holds (64 KiB)
+# where marked, so that a reader that goes away is met mid-write.
+OUTPUTS = {
+    "snapshot": ["snapshot", "--source", "demo"],
+    "snapshot --json": ["snapshot", "--source", "demo", "--json"],
+    "predict": ["predict", "--source", "demo", "queue_storm", "--samples", "0"],
+    "predict --json": ["predict", "--source", "demo", "queue_storm", "--json",
+                       "--samples", "0"],
+    "report": ["report", "--source", "demo", "queue_storm"],
+    "simulate": ["simulate", "queue_storm"],
+}
+LONG = ("predict", "predict --json", "simulate")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+@pytest.mark.parametrize("command", list(OUTPUTS))
+def test_a_full_stdout_is_one_line_and_a_failure(command: str) -> None:
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "quotatop", *OUTPUTS[command]],
+                              stdout=full, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                              stdin=subprocess.DEVNULL, timeout=120, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "quotatop: cannot write the output: No space left on device"], proc.stderr
+
+
+@pytest.mark.parametrize("command", LONG)
+def test_a_reader_that_goes_away_ends_the_command_quietly(command: str) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "quotatop", *OUTPUTS[command]],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+                            stdin=subprocess.DEVNULL)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline()  # `| head -1`: one line, then the pipe is closed
+    proc.stdout.close()
+    try:
+        err = proc.stderr.read().decode()
+        code = proc.wait(timeout=120)
+    finally:
+        proc.kill()
+        proc.stderr.close()
+    assert err == ""  # no traceback, no "Exception ignored"
+    assert code in (0, 141, -13)  # done, or ended by SIGPIPE as a shell would
