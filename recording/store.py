@@ -1014,8 +1014,11 @@ class _Cursor:
 class Recording:
     """A recording opened for reading: frame times, and any frame by index."""
 
-    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
-        # read_only: a viewer of a file a poller is still writing (``refresh``).
+    def __init__(self, path: str | Path, *, read_only: bool = True) -> None:
+        # Read-only by default: reading never changes a recording, not even one whose
+        # recorder was killed (an ordinary connection folds its -wal into the file and
+        # deletes -wal and -shm). ``read_only=False`` is that repair, asked for.
+        # A viewer of a file a poller is still writing reads it so too (``refresh``).
         # Reads and close take turns: a viewer's collect thread may still be reading
         # when it closes the source, and SQLite closed under a running statement
         # crashed the process (a segfault, found by CI). A read after the close is a
@@ -1213,8 +1216,10 @@ class Recording:
             yield self.frame(i)
 
 
-def open_recording(path: str | Path) -> Recording:
-    return Recording(path)
+def open_recording(path: str | Path, *, repair: bool = False) -> Recording:
+    """The recording at ``path`` for reading, left byte for byte as it is; ``repair``:
+    fold a killed recorder's -wal into the file and remove -wal and -shm."""
+    return Recording(path, read_only=not repair)
 
 
 def purge_file(path: str | Path, retention: float) -> int:
