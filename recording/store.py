@@ -831,9 +831,20 @@ class Recorder:
         self._samples = []
 
     def append(self, snap: Snapshot) -> int:
-        """Write one frame; returns its sequence number."""
+        """Write one frame; returns its sequence number. A write SQLite refuses (a full
+        disk, SQLITE_FULL) is a RecordingError of one line: that frame is rolled back,
+        the ones before it are kept, and ``stop()`` still closes the file."""
         if self._db is None:
             raise RuntimeError("Recorder.append before start()")
+        try:
+            return self._append(snap)
+        except _DB_ERRORS as e:
+            raise RecordingError(
+                f"{self.path}: cannot write frame {self.frames_written + 1} ({e}); the "
+                f"{self.frames_written} frame(s) before it are kept") from None
+
+    def _append(self, snap: Snapshot) -> int:
+        assert self._db is not None
         conn = self._db.conn
         delta = None
         if self._prev is not None and self._since_key < self.keyframe_every:
@@ -876,10 +887,18 @@ class Recorder:
         return seq
 
     def stop(self) -> None:
-        if self._db is not None:
-            self._db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self._db.close()
-            self._db = None
+        if self._db is None:
+            return
+        db, self._db = self._db, None
+        try:
+            db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except _DB_ERRORS:
+            # No room to fold the -wal in (a full disk): the frames stay in the -wal,
+            # which every reader reads; closing must not turn that into a traceback.
+            pass
+        finally:
+            with contextlib.suppress(*_DB_ERRORS):
+                db.close()
 
     def __enter__(self) -> Recorder:
         return self.start()
