@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -48,7 +50,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # SIGHUP (the terminal closed) and SIGTERM kill the commands a source still
         # runs (collectors/procgroups.py) before the process goes as it would have.
         with procgroups.killing_on_signals():
-            return int(args.func(args))
+            code = int(args.func(args))
+        # What is still buffered goes now, inside this handler: a full disk or a closed
+        # pipe found at the interpreter's exit would be a traceback-like "Exception
+        # ignored" and an exit status of 120.
+        sys.stdout.flush()
+        return code
     except UserError as e:
         # A message quotes what it refuses (a job name, squeue's stderr, a path): escaped,
         # so that it stays one line and sends nothing to the terminal.
@@ -57,7 +64,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
+        # The reader went away (`| head -1`): nothing is wrong and nothing is said.
+        _stdout_to_devnull()
         return 0
+    except OSError as e:
+        if e.errno not in OUTPUT_FULL or e.filename is not None:
+            raise  # not a write to a full standard output: a bug to see whole
+        _stdout_to_devnull()
+        print(f"quotatop: cannot write the output: {e.strerror}", file=sys.stderr)
+        return 2
+
+
+# A write that fails for want of room (/dev/full, a full disk or quota, a file too
+# large): the user's to fix, said in one line.
+OUTPUT_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null, so that the interpreter's own flush at exit, of what
+    is still buffered, cannot fail again (the way the Python docs give for SIGPIPE,
+    library/signal.html#note-on-sigpipe)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import msgspec
 
 from quotatop.collectors.base import Collector
 from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Snapshot
 from quotatop.collectors.untrusted import redact_url
 from quotatop.simulation import DEMO_DATA
 
@@ -65,6 +66,20 @@ class SourceOptions(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 SOURCES = ("demo", "slurm", "k8s", "prometheus", "replay", "live")
+# The sources that ask a cluster: their first answer says whether it is reachable from
+# here. A demo or a replay has its frames in hand; a live viewer may open before its
+# poller wrote the first frame, and waits for it.
+CLUSTER_SOURCES = ("slurm", "k8s", "prometheus")
+
+
+def refuse_empty(name: str, snap: Snapshot) -> Snapshot:
+    """``snap``, unless nothing at all came back (no job, node or team, and stale): then
+    the source is not reachable from here, or its answers are not usable, and that is
+    one line (exit 2) for every command that opens it, the TUI as ``snapshot``."""
+    if not snap.jobs and not snap.nodes and not snap.teams and snap.stale:
+        reason = (snap.stale_reason or "").removeprefix(f"{name}: ")
+        raise UserError(f"{name}: no data: {reason}")
+    return snap
 
 
 def options_from_mapping(raw: Mapping[str, Any], where: str = "options") -> SourceOptions:
@@ -120,6 +135,16 @@ def bundled_scenarios() -> list[str]:
     return sorted(p.stem for p in DEMO_DATA.glob("*.toml"))
 
 
+def bundled_scenario(given: str) -> str | None:
+    """demo_data/NAME.toml when ``given`` is a bundled scenario's bare name (``queue_storm``
+    or ``queue_storm.toml``) and no file of that name is in the current directory."""
+    p = Path(given).expanduser()
+    if p.exists() or len(p.parts) != 1:
+        return None
+    bundled = DEMO_DATA / (p.name if p.suffix == ".toml" else f"{p.name}.toml")
+    return str(bundled) if bundled.is_file() else None
+
+
 def scenario_path(given: str) -> str:
     """A scenario file, or a bundled one by name: ``queue_storm`` or
     ``queue_storm.toml`` is demo_data/queue_storm.toml wherever quotatop is
@@ -128,9 +153,9 @@ def scenario_path(given: str) -> str:
     p = Path(given).expanduser()
     if p.exists() or len(p.parts) > 1:
         return str(p)  # a path: load_scenario says what is wrong with it
-    bundled = DEMO_DATA / (p.name if p.suffix == ".toml" else f"{p.name}.toml")
-    if bundled.is_file():
-        return str(bundled)
+    bundled = bundled_scenario(given)
+    if bundled is not None:
+        return bundled
     raise UserError(f"{given}: no such scenario file, nor a bundled scenario "
                     f"(bundled: {', '.join(bundled_scenarios())})")
 

@@ -12,10 +12,18 @@ from pathlib import Path
 
 from quotatop import __version__
 from quotatop.collectors.errors import UserError
+from quotatop.collectors.model import Snapshot
+from quotatop.commands.snapshot import collect_showing_progress
 from quotatop.config import load_config
 from quotatop.review.report import Prices, parse_prices
 from quotatop.source_flags import source_options
-from quotatop.sources import SOURCES, SourceOptions, open_source
+from quotatop.sources import (
+    CLUSTER_SOURCES,
+    SOURCES,
+    SourceOptions,
+    open_source,
+    refuse_empty,
+)
 
 
 @dataclass(frozen=True)
@@ -67,12 +75,21 @@ def resolve(args: argparse.Namespace) -> Launch:
 def run_tui(args: argparse.Namespace) -> int:
     launch = resolve(args)
     source = open_source(launch.kind, launch.options)
+    first: Snapshot | None = None
+    if launch.kind in CLUSTER_SOURCES:
+        # An unreachable cluster is refused here in one line (exit 2), as `snapshot`
+        # refuses it, not shown as an empty TUI; the TUI then opens on this snapshot.
+        try:
+            first = refuse_empty(launch.kind, collect_showing_progress(source))
+        except BaseException:
+            source.close()
+            raise
     from quotatop.collectors.footprint import FootprintMeter
     from quotatop.tui.app import QuotatopApp
 
     app = QuotatopApp(source, refresh=launch.refresh, theme=launch.theme,
                       record_dir=launch.record_dir, footprint=FootprintMeter(),
-                      prices=launch.prices, version=__version__)
+                      prices=launch.prices, version=__version__, first=first)
     app.export_dir = launch.export_dir
     try:
         app.run()

@@ -831,9 +831,20 @@ class Recorder:
         self._samples = []
 
     def append(self, snap: Snapshot) -> int:
-        """Write one frame; returns its sequence number."""
+        """Write one frame; returns its sequence number. A write SQLite refuses (a full
+        disk, SQLITE_FULL) is a RecordingError of one line: that frame is rolled back,
+        the ones before it are kept, and ``stop()`` still closes the file."""
         if self._db is None:
             raise RuntimeError("Recorder.append before start()")
+        try:
+            return self._append(snap)
+        except _DB_ERRORS as e:
+            raise RecordingError(
+                f"{self.path}: cannot write frame {self.frames_written + 1} ({e}); the "
+                f"{self.frames_written} frame(s) before it are kept") from None
+
+    def _append(self, snap: Snapshot) -> int:
+        assert self._db is not None
         conn = self._db.conn
         delta = None
         if self._prev is not None and self._since_key < self.keyframe_every:
@@ -876,10 +887,18 @@ class Recorder:
         return seq
 
     def stop(self) -> None:
-        if self._db is not None:
-            self._db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self._db.close()
-            self._db = None
+        if self._db is None:
+            return
+        db, self._db = self._db, None
+        try:
+            db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except _DB_ERRORS:
+            # No room to fold the -wal in (a full disk): the frames stay in the -wal,
+            # which every reader reads; closing must not turn that into a traceback.
+            pass
+        finally:
+            with contextlib.suppress(*_DB_ERRORS):
+                db.close()
 
     def __enter__(self) -> Recorder:
         return self.start()
@@ -1014,8 +1033,11 @@ class _Cursor:
 class Recording:
     """A recording opened for reading: frame times, and any frame by index."""
 
-    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
-        # read_only: a viewer of a file a poller is still writing (``refresh``).
+    def __init__(self, path: str | Path, *, read_only: bool = True) -> None:
+        # Read-only by default: reading never changes a recording, not even one whose
+        # recorder was killed (an ordinary connection folds its -wal into the file and
+        # deletes -wal and -shm). ``read_only=False`` is that repair, asked for.
+        # A viewer of a file a poller is still writing reads it so too (``refresh``).
         # Reads and close take turns: a viewer's collect thread may still be reading
         # when it closes the source, and SQLite closed under a running statement
         # crashed the process (a segfault, found by CI). A read after the close is a
@@ -1213,8 +1235,10 @@ class Recording:
             yield self.frame(i)
 
 
-def open_recording(path: str | Path) -> Recording:
-    return Recording(path)
+def open_recording(path: str | Path, *, repair: bool = False) -> Recording:
+    """The recording at ``path`` for reading, left byte for byte as it is; ``repair``:
+    fold a killed recorder's -wal into the file and remove -wal and -shm."""
+    return Recording(path, read_only=not repair)
 
 
 def purge_file(path: str | Path, retention: float) -> int:

@@ -233,3 +233,35 @@ def test_a_replays_frames_are_not_compared() -> None:
     for _ in range(2):
         session.refresh()
     assert session.timeline is not None and session._digest is None
+
+
+class _Counts:
+    """A live source that counts its collects (each one a round of cluster commands)."""
+
+    name = "counted"
+
+    def __init__(self) -> None:
+        self.collects = 0
+        self.snap = _demo().collect()
+
+    def collect(self) -> Snapshot:
+        self.collects += 1
+        return msgspec.structs.replace(self.snap, taken_at=self.snap.taken_at + self.collects)
+
+
+def test_the_snapshot_taken_before_the_tui_started_is_its_first_frame() -> None:
+    # quotatop/tui_launch.py collects once to refuse an unreachable cluster: that
+    # answer is shown, not asked for a second time.
+    source = _Counts()
+    first = msgspec.structs.replace(source.snap, cluster="taken-at-launch")
+    events: list[SessionEvent] = []
+    session = Session(source, emit=events.append, first=first)
+
+    session.refresh()
+    assert source.collects == 0
+    shown = events[0]
+    assert isinstance(shown, Collected) and shown.snap.cluster == "taken-at-launch"
+
+    session.refresh()  # from then on, the source
+    assert source.collects == 1
+    assert session.snapshot is not None and session.snapshot.cluster != "taken-at-launch"

@@ -132,14 +132,15 @@ class QuotatopApp(HabitsMixin, App[None]):
                  record_dir: Path | None = None, record_retention: float | None = None,
                  incidents: LiveIncidents | None = None,
                  footprint: Callable[[], Footprint | None] | None = None,
-                 prices: Prices | None = None, version: str = "") -> None:
+                 prices: Prices | None = None, version: str = "",
+                 first: Snapshot | None = None) -> None:
         super().__init__()
         self.prices = prices  # the config's [prices], for the Report screen's cost
         # The version its recordings state: handed down by the command line, above the TUI.
         self.session = Session(
             collector, emit=self._post_event,
             recording=LiveRecording(record_dir, record_retention, clock=clock, version=version),
-            incidents=incidents, footprint=footprint)
+            incidents=incidents, footprint=footprint, first=first)
         # A source that can be driven as a replay (a demo scenario) is (the session
         # finds it by the protocol): the Timeline screen and space work on it.
         self.timeline: TimelineControl | None = self.session.timeline

@@ -121,7 +121,7 @@ class Session:
                  recording: LiveRecording | None = None,
                  incidents: LiveIncidents | None = None,
                  footprint: Callable[[], Footprint | None] | None = None,
-                 record_dir: Path | None = None) -> None:
+                 record_dir: Path | None = None, first: Snapshot | None = None) -> None:
         # A source that can be driven as a replay (a demo scenario) is: found by the
         # protocol, never by its class.
         self.collector = driven_as_timeline(collector)
@@ -144,6 +144,10 @@ class Session:
         self._predicting = False
         self._digest: bytes | None = None  # content_digest of the snapshot on screen
         self._incidents_shown: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
+        # The snapshot the command line already took to refuse an empty source before
+        # the TUI started (quotatop/tui_launch.py): the first refresh shows it rather
+        # than asking the cluster a second time.
+        self._first = first
 
     # pause -----------------------------------------------------------------
     @property
@@ -169,7 +173,7 @@ class Session:
 
     def _refresh(self) -> None:
         try:
-            raw = self.collector.collect()
+            raw, self._first = self._first or self.collector.collect(), None
             # Every string the views paint comes from here: escaped once, where it
             # enters, so that no job name or stderr line sends control characters or
             # bidi overrides to the terminal (collectors/untrusted.py; Rich and Textual

@@ -125,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, stop)
     good = False  # any frame with data, not only a stale source's empty answer
     why = ""
+    failed = ""  # the recorder's one line when a frame could not be written (disk full)
     try:
         n = 0
         while not stopping and (args.frames is None or n < args.frames):
@@ -145,11 +146,15 @@ def run(args: argparse.Namespace) -> int:
                 time.sleep(delay)
     except KeyboardInterrupt:
         pass
+    except RecordingError as e:
+        failed = str(e)
     finally:
         recorder.stop()
         source.close()
         if pidfile and pidfile.exists() and pidfile.read_text().strip() == str(os.getpid()):
             pidfile.unlink()
+    if failed:  # after stop(): what was recorded is closed and kept
+        raise UserError(failed)
     if n and not good:
         # Every frame came back empty and stale (no squeue, no controller, ...): the
         # recording holds nothing to replay, and a script must not take it for one.

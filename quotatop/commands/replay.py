@@ -111,9 +111,11 @@ def predictions_for(snap) -> tuple[object, str | None]:
 
 def run(args: argparse.Namespace) -> int:
     from quotatop.recording.replay_source import ReplaySource
-    from quotatop.recording.store import RecordingError
+    from quotatop.recording.store import RecordingError, open_recording
 
     try:
+        if args.repair:  # asked for: a killed recorder's -wal folded in, -wal/-shm gone
+            open_recording(args.file, repair=True).close()
         source = ReplaySource(args.file, speed=args.speed)
     except RecordingError as e:
         raise UserError(str(e)) from None
@@ -167,4 +169,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--speed", type=number(1.0, 1000.0), default=1.0,
                    help="playback speed ×1…×1000")
     p.add_argument("--refresh", type=seconds(), default=1.0, help="seconds between TUI refreshes")
+    p.add_argument("--repair", action="store_true",
+                   help="first fold a killed recorder's -wal into the file and remove its "
+                        "-wal and -shm (otherwise a replay never changes the file)")
     p.set_defaults(func=run)

@@ -215,6 +215,8 @@ def record(trace: Trace, starts: list[float], path: str, *, frames: int = 500) -
                 teams=[Team(name=x, usage={res: usage[x]}) for x in teams], jobs=jobs,
                 meta={"unit": res, "trace": trace.path}))
             n += 1
+    except RecordingError as e:  # a full disk: one line; stop() keeps what was written
+        raise UserError(str(e)) from None
     finally:
         rec.stop()
     return n

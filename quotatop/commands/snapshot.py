@@ -8,7 +8,6 @@ import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from quotatop.collectors.errors import UserError
 from quotatop.collectors.untrusted import json_safe_bytes, printable
 from quotatop.source_flags import add_config_flags, add_source_flags, source_overrides
 
@@ -86,7 +85,7 @@ def collect_showing_progress(collector: Any, out: TextIO = sys.stderr) -> Any:
 def run(args: argparse.Namespace) -> int:
     from quotatop.collectors.model import to_json
     from quotatop.config import load_config
-    from quotatop.sources import open_source
+    from quotatop.sources import open_source, refuse_empty
 
     cfg = load_config(args.config)
     opts = cfg.source_options(args.source, **source_overrides(args, args.source),
@@ -96,11 +95,7 @@ def run(args: argparse.Namespace) -> int:
         snap = collect_showing_progress(collector)
     finally:
         collector.close()
-    if not snap.jobs and not snap.nodes and not snap.teams and snap.stale:
-        # Nothing at all came back: the source is not reachable from here, or its
-        # answers are not usable.
-        reason = (snap.stale_reason or "").removeprefix(f"{args.source}: ")
-        raise UserError(f"{args.source}: no data: {reason}")
+    refuse_empty(args.source, snap)
     if args.json:
         sys.stdout.buffer.write(json_safe_bytes(to_json(snap)) + b"\n")
     else:

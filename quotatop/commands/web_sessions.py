@@ -21,6 +21,7 @@ blocked) lived on, and ``web`` ending orphaned it (issue #35). Here the server o
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import html
 import logging
@@ -32,7 +33,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from quotatop.collectors import procgroups
-from quotatop.collectors.untrusted import printable, redact_url, redact_urls_in
+from quotatop.collectors.untrusted import (
+    printable,
+    printable_lines,
+    redact_url,
+    redact_urls_in,
+)
 from quotatop.source_flags import PROMETHEUS_URL_ENV
 
 log = logging.getLogger("quotatop.web")
@@ -62,6 +68,26 @@ def session_launch(forwarded: Sequence[str]) -> tuple[list[str], dict[str, str]]
         argv.append(word)
         i += 1
     return argv, env
+
+
+class PrintableStream:
+    """A session's stderr as textual-serve reads it (``read(n)``), with every character
+    that is not printable escaped (collectors/untrusted.py) and its line breaks kept:
+    textual-serve writes what it read to the server's terminal as it is, and a TUI's
+    stderr may quote what a cluster sent (a job name with ESC in it). UTF-8 split
+    between two reads is decoded whole."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self._stream = stream
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    async def read(self, n: int = -1) -> bytes:
+        while True:
+            data = await self._stream.read(n)
+            text = self._decoder.decode(data, final=not data)
+            # b"" is the end of the stream: never returned for half a character.
+            if text or not data:
+                return printable_lines(text).encode()
 
 
 def shown_command(argv: Sequence[str]) -> str:
@@ -137,6 +163,8 @@ def make_server(forwarded: Sequence[str], host: str, port: int, public_url: str,
             # left should the server end some way that skips stop().
             procgroups.add(process.pid)
             self._stdin = process.stdin
+            assert process.stderr is not None
+            process.stderr = PrintableStream(process.stderr)  # type: ignore[assignment]
             return process
 
         async def stop(self) -> None:
