@@ -24,7 +24,8 @@ Issue #16's target: at most 200 MB steady for 10k jobs at any refresh, flat over
 instead (bench/soak_paths.py): the installed `quotatop` itself on a 120x40
 pseudo-terminal with its defaults, driven by keys: the default demo tour; every screen
 in turn; help then the palette over the tour; the report screen; the replay of a
-recording of the tour; the live Slurm of tests/harness. It prints RSS at start, middle
+recording of the tour; the live Slurm of tests/harness made an unchanged cluster of
+``--jobs`` records (8,000 by default: nodes busy, the rest held). It prints RSS at start, middle
 and end, the slope over the run (MB/h), CPU % of one core and bytes drawn per phase,
 against the RSS of a process holding two of the source's snapshots (the data alone).
 Issue #32's targets: flat memory; <= 1 % of a core on an unchanged cluster's Overview,
@@ -186,7 +187,7 @@ async def soak(args: argparse.Namespace, proc: psutil.Process) -> list[Sample]:
 PATHS = ("tour", "screens", "overlays", "report", "replay", "slurm")
 
 
-def soak_path(path: str, seconds: float, every: float) -> int:
+def soak_path(path: str, seconds: float, every: float, jobs: int) -> int:
     import contextlib
 
     import soak_paths as sp
@@ -195,6 +196,7 @@ def soak_path(path: str, seconds: float, every: float) -> int:
         env = sp.child_env()
         argv = sp.quotatop_argv()
         ref_args = ["demo"]
+        listed = 0
         keys: list[tuple[float, str]] = []
         if path == "screens":
             keys = sp.screens_keys(seconds)
@@ -211,6 +213,7 @@ def soak_path(path: str, seconds: float, every: float) -> int:
             from harness.fixtures import fresh_cluster  # the harness's real Slurm
 
             cluster = stack.enter_context(fresh_cluster("bench/soak.py --path slurm"))
+            listed = sp.idle_cluster(cluster, jobs)
             env = sp.child_env(dict(cluster.env))
             argv = sp.quotatop_argv("--source", "slurm")
             ref_args = ["slurm"]
@@ -220,6 +223,8 @@ def soak_path(path: str, seconds: float, every: float) -> int:
     print(f"soak --path {path}: `{' '.join(argv[2:]) or 'quotatop'}` at {sp.COLS}x{sp.ROWS}, "
           f"{seconds / 60:.0f} min")
     print(f"reference (two of the source's snapshots held, no TUI): {reference:.0f} MB")
+    if listed:
+        print(f"the idle Slurm: {listed} job records, held or running, none changing")
     for ph in phases:
         rss = [r for _, r in ph.rss]
         cpu = 100 * ph.cpu_seconds / ph.wall if ph.wall else float("nan")
@@ -236,7 +241,9 @@ def soak_path(path: str, seconds: float, every: float) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=5.0)
-    ap.add_argument("--jobs", type=int, default=10_000)
+    ap.add_argument("--jobs", type=int, default=None, help="jobs of the evolving cluster "
+                    "(default 10000), or of the idle Slurm of --path slurm (default 8000: "
+                    "the harness's MaxJobCount is Slurm's default 10000)")
     ap.add_argument("--refresh", type=float, default=0.2)
     ap.add_argument("--every", type=float, default=10.0, help="seconds between samples")
     ap.add_argument("--seconds", type=float, default=None, help="length in seconds "
@@ -252,7 +259,8 @@ def main() -> int:
     if args.seconds is None:
         args.seconds = args.minutes * 60
     if args.path:
-        return soak_path(args.path, args.seconds, args.every)
+        return soak_path(args.path, args.seconds, args.every, args.jobs or 8000)
+    args.jobs = args.jobs or 10_000
     proc = psutil.Process()
     if args.scenario_jobs:
         # The reference: the scenario's frames as its source holds them, nothing else.

@@ -134,6 +134,36 @@ def demo_recording(frames: int = 300) -> Iterator[Path]:
         yield out
 
 
+def idle_cluster(cluster, jobs: int, log=lambda s: print(s, file=sys.stderr)) -> int:  # type: ignore[no-untyped-def]
+    """Make the harness's Slurm an unchanged cluster of ``jobs`` job records: every node
+    busy with a job of two hours, and the rest pending, held (a held job's priority is
+    0 and accrues no age, so nothing moves while the soak runs). The held jobs are
+    arrays of 1,000 tasks whose every task is split into a record of its own (``scontrol
+    update`` of one task splits it off), as squeue lists a cluster of that many jobs.
+    Returns the records squeue --json lists."""
+    import json
+
+    from harness.slurm_cluster import GPU_TYPE, USERS
+
+    for node, gpu in GPU_TYPE.items():
+        cluster.sbatch("bob", "nlp-prod", "normal", f"--nodelist={node}", "--time=3:00:00",
+                       f"--gres=gpu:{gpu}:8", payload="sleep 7200")
+    users = [(u, accts[0]) for u, accts in USERS.items()]
+    t0 = time.monotonic()
+    left, k = jobs - len(GPU_TYPE), 0
+    while left > 0:
+        n = min(1000, left)
+        user, account = users[k % len(users)]
+        job_id, _, _ = cluster.sbatch(user, account, "normal", "--hold", f"--array=0-{n - 1}",
+                                      "--time=1:00:00", "--gres=gpu:1", payload="sleep 60")
+        for task in range(n):
+            cluster.run(["scontrol", "update", f"JobId={job_id}_{task}", "Comment=soak"])
+        left, k = left - n, k + 1
+    listed = len(json.loads(cluster.run(["squeue", "--all", "--json"]).stdout)["jobs"])
+    log(f"idle cluster: {listed} job records in {time.monotonic() - t0:.0f} s")
+    return listed
+
+
 def soak(argv: list[str], seconds: float, keys: list[tuple[float, str]],
          env: dict[str, str], every: float = 10.0,
          log=lambda s: print(s, file=sys.stderr)) -> list[Phase]:  # type: ignore[no-untyped-def]
