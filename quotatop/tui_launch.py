@@ -7,6 +7,7 @@ the source is built by the one registry (quotatop/sources.py). Flags win over th
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,6 +73,12 @@ def resolve(args: argparse.Namespace) -> Launch:
                   prices=parse_prices(cfg.prices or {}, cfg.path or "config"))
 
 
+def _in_web_session() -> bool:
+    from quotatop.commands.web_sessions import DRIVER
+
+    return os.environ.get("TEXTUAL_DRIVER") == DRIVER
+
+
 def run_tui(args: argparse.Namespace) -> int:
     launch = resolve(args)
     source = open_source(launch.kind, launch.options)
@@ -79,8 +86,13 @@ def run_tui(args: argparse.Namespace) -> int:
     if launch.kind in CLUSTER_SOURCES:
         # An unreachable cluster is refused here in one line (exit 2), as `snapshot`
         # refuses it, not shown as an empty TUI; the TUI then opens on this snapshot.
+        # A `web` session has no terminal of its own to say it on (its stderr is the
+        # server's) and its page would only close: it opens on the stale banner instead,
+        # and keeps asking, as the TUI does when a cluster goes away later.
         try:
-            first = refuse_empty(launch.kind, collect_showing_progress(source))
+            first = collect_showing_progress(source)
+            if not _in_web_session():
+                refuse_empty(launch.kind, first)
         except BaseException:
             source.close()
             raise

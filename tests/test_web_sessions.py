@@ -274,6 +274,31 @@ def test_no_secret_in_the_banner_nor_a_session_command_line(start_web: Any) -> N
     assert "Serving" in banner and SECRET not in banner, banner
 
 
+def _page_text(ws: Any, want: str, wait: float = START_WAIT) -> str:
+    """What the session drew, until ``want`` is among it or ``wait`` is over."""
+    seen, deadline = "", time.monotonic() + wait
+    while want not in seen and time.monotonic() < deadline:
+        with contextlib.suppress(websocket.WebSocketTimeoutException):
+            frame = ws.recv()
+            seen += frame if isinstance(frame, str) else frame.decode(errors="replace")
+            # a redraw moves the cursor between words; the words themselves stay whole
+    return seen
+
+
+def test_an_unreachable_cluster_is_the_pages_banner_not_a_closed_page(start_web: Any) -> None:
+    """`quotatop` in a terminal says it in one line and exits 2; a web session has no
+    terminal (its stderr is the server's), so its page opens on the stale banner."""
+    web = start_web("--source", "prometheus", "--prometheus-url",
+                    f"http://127.0.0.1:{_free_port()}/", "--timeout", "1")
+    ws, pid = _open_session(web)
+    try:
+        seen = _page_text(ws, "source stale")
+        assert "source stale" in seen, seen[-2000:]
+        assert _alive(pid)
+    finally:
+        ws.close()
+
+
 def test_the_prometheus_url_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """What a session reads: the variable stands for the flag; the flag wins over it."""
     from quotatop.cli import build_parser
