@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from quotatop.collectors.k8s import reflector as rf
+from quotatop.collectors.k8s import transport
 from quotatop.collectors.k8s.config import KubernetesConfig
 from quotatop.collectors.k8s.kubeconfig import KubeconfigError, check_kubeconfig
 
@@ -67,7 +68,9 @@ def load_client(config: KubernetesConfig) -> tuple[Any, str]:
     cfg.retries = 0
     # One pooled connection per watch plus the discovery calls.
     cfg.connection_pool_maxsize = 32
-    return client.ApiClient(cfg), cfg.host
+    api_client = client.ApiClient(cfg)
+    transport.install(api_client)  # every request but a watch ends at its deadline
+    return api_client, cfg.host
 
 
 def _auth_header(api_client: Any) -> dict[str, str]:
@@ -78,14 +81,20 @@ def _auth_header(api_client: Any) -> dict[str, str]:
     return {}
 
 
-def get_json(api_client: Any, server: str, path: str, timeout: float) -> Obj:
-    """GET ``path`` as JSON; a non-2xx answer raises as the reflectors' lists do."""
-    resp = api_client.call_api(
-        "GET",
-        server.rstrip("/") + path,
-        header_params={"Accept": "application/json", **_auth_header(api_client)},
-        _request_timeout=(timeout, timeout),
+def get_json(
+    api_client: Any, server: str, path: str, timeout: float, max_bytes: int = 64 << 20
+) -> Obj:
+    """GET ``path`` as JSON within ``timeout`` seconds overall and ``max_bytes``; a non-2xx
+    answer raises as the reflectors' lists do, a slow or huge one ``transport.Refused``."""
+    body = transport.bounded_body(
+        lambda: api_client.call_api(
+            "GET",
+            server.rstrip("/") + path,
+            header_params={"Accept": "application/json", **_auth_header(api_client)},
+            _request_timeout=(timeout, timeout),
+        ),
+        timeout=timeout,
+        cap=max_bytes,
+        check=rf.check_response,
     )
-    rf.check_response(resp)
-    resp.read()
-    return json.loads(resp.data)
+    return json.loads(body)

@@ -56,7 +56,9 @@ class KubernetesCollector:
     # --- setup ---------------------------------------------------------------------------
 
     def _get_json(self, path: str) -> Obj:
-        return get_json(self._api_client, self._server, path, self.config.connect_timeout)
+        c = self.config
+        return get_json(self._api_client, self._server, path, c.connect_timeout,
+                        c.max_answer_bytes)
 
     def _start(self) -> None:
         from kubernetes import client
@@ -104,6 +106,7 @@ class KubernetesCollector:
                 connect_timeout=c.connect_timeout,
                 backoff_initial=c.backoff_initial,
                 backoff_max=c.backoff_max,
+                max_answer_bytes=c.max_answer_bytes,
             )
             self.reflectors[key] = r
             r.start()
@@ -163,7 +166,7 @@ class KubernetesCollector:
                     at=now,
                 )
             )
-            if err is not None and kind in (rf.CONNECTION, rf.UNAUTHORIZED):
+            if err is not None and kind in (rf.CONNECTION, rf.UNAUTHORIZED, rf.REFUSED):
                 stale.append(err)
             elif err is not None and kind == rf.FORBIDDEN:
                 snap.warnings.append(f"{key} not shown: {err}")

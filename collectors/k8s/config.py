@@ -21,7 +21,13 @@ class KubernetesConfig:
     namespaces: tuple[str, ...] | None = None
     kueue: bool | None = None  # None: use Kueue when its CRDs are served
     watch_timeout: float = 60.0
+    # Also the bound on the whole of each request but a watch (connect, headers and body):
+    # a server that trickles a byte a second is cut here, not once per byte (--timeout).
     connect_timeout: float = 5.0
+    # An answer (one list page, one discovery document) larger than this is refused, read
+    # in chunks up to it: a 500-object page of a big cluster is a few MiB, while a broken
+    # or hostile server's endless answer must not take the machine's memory.
+    max_answer_bytes: int = 64 << 20
     page_size: int = 500
     backoff_initial: float = 0.5
     backoff_max: float = 30.0

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from quotatop.collectors.deadline import Deadline, TooLarge, read_capped
+from quotatop.collectors.k8s import transport
 from quotatop.collectors.untrusted import redact_url
 
 Obj = dict[str, Any]
@@ -24,6 +26,7 @@ Obj = dict[str, Any]
 CONNECTION = "connection"
 UNAUTHORIZED = "unauthorized"
 FORBIDDEN = "forbidden"
+REFUSED = "refused"  # an answer past max_answer_bytes: what is shown lacks it, so stale
 NOTFOUND = "notfound"
 OTHER = "other"
 
@@ -48,6 +51,9 @@ def classify(exc: BaseException, what: str, server: str) -> tuple[str, str]:
     from kubernetes.client.exceptions import ApiException
 
     server = redact_url(server)  # a kubeconfig's server URL may carry user:password@
+
+    if isinstance(exc, transport.Refused):  # its message is ours, one line, with the path
+        return (CONNECTION if exc.timed_out else REFUSED), str(exc)
 
     if isinstance(exc, ApiException):
         status = int(exc.status or 0)
@@ -87,6 +93,7 @@ class Reflector:
         connect_timeout: float = 5.0,
         backoff_initial: float = 0.5,
         backoff_max: float = 30.0,
+        max_answer_bytes: int = 64 << 20,
     ) -> None:
         self.key = key
         self._list_fn = list_fn
@@ -96,6 +103,7 @@ class Reflector:
         self.connect_timeout = connect_timeout
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
+        self.max_answer_bytes = max_answer_bytes
         self._lock = threading.Lock()
         self._store: dict[tuple[str, str], Obj] = {}
         self.resource_version: str | None = None
@@ -109,6 +117,7 @@ class Reflector:
         self.attempt = 0
         self._stop = threading.Event()
         self._resp: Any = None
+        self._deadline: Deadline | None = None  # the request in flight: stop() cuts it
         self._thread: threading.Thread | None = None
 
     # --- public --------------------------------------------------------------------------
@@ -119,6 +128,9 @@ class Reflector:
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
+        deadline = self._deadline
+        if deadline is not None:  # a list, or a watch still waiting for its headers
+            deadline.cut()
         resp = self._resp
         if resp is not None:
             # Unblock a read in progress; the server also ends the watch at its timeout.
@@ -174,13 +186,25 @@ class Reflector:
             kwargs: dict[str, Any] = {
                 "limit": self.page_size,
                 "_preload_content": False,
-                "_request_timeout": (self.connect_timeout, self.watch_timeout),
+                "_request_timeout": (self.connect_timeout, self.connect_timeout),
             }
             if cont:
                 kwargs["_continue"] = cont
-            resp = self._list_fn(**kwargs)
-            check_response(resp)
-            body = json.loads(resp.data)
+            # Each page within connect_timeout overall and max_answer_bytes, read in chunks.
+            self._deadline = Deadline(self.connect_timeout)
+            if self._stop.is_set():
+                return
+            try:
+                data = transport.bounded_body(
+                    lambda kwargs=kwargs: self._list_fn(**kwargs),
+                    timeout=self.connect_timeout,
+                    cap=self.max_answer_bytes,
+                    deadline=self._deadline,
+                    check=check_response,
+                )
+            finally:
+                self._deadline = None
+            body = json.loads(data)
             for item in body.get("items") or []:
                 items[_key(item)] = item
             meta = body.get("metadata") or {}
@@ -199,17 +223,28 @@ class Reflector:
     def _watch(self) -> None:
         from kubernetes.watch.watch import iter_resp_lines
 
-        resp = self._list_fn(
-            watch=True,
-            resource_version=self.resource_version,
-            allow_watch_bookmarks=True,
-            timeout_seconds=int(self.watch_timeout),
-            _preload_content=False,
-            # Read timeout past the server's own end of the watch, so silence means trouble.
-            _request_timeout=(self.connect_timeout, self.watch_timeout + 10),
-        )
+        # No overall deadline (a watch is long-lived), but stop() can cut it even while
+        # the server trickles its headers, before there is a response to shut.
+        self._deadline = deadline = Deadline(None)
+        if self._stop.is_set():
+            return
+        try:
+            with transport.under(deadline):
+                resp = self._list_fn(
+                    watch=True,
+                    resource_version=self.resource_version,
+                    allow_watch_bookmarks=True,
+                    timeout_seconds=int(self.watch_timeout),
+                    _preload_content=False,
+                    # Read timeout past the server's own end of the watch: silence is trouble.
+                    _request_timeout=(self.connect_timeout, self.watch_timeout + 10),
+                )
+        finally:
+            self._deadline = None
         check_response(resp)
         self._resp = resp
+        if self._stop.is_set():
+            return
         self.watches += 1
         try:
             for line in iter_resp_lines(resp):
@@ -252,9 +287,15 @@ def check_response(resp: Any) -> None:
         from kubernetes.client.exceptions import ApiException
 
         try:
-            if getattr(resp, "data", None) is None:
-                resp.read()  # the error body (a Status) is not read until asked for
-            body = resp.data.decode("utf-8", errors="replace")
+            # The error body (a Status) is not read until asked for; urllib3's ``data``
+            # would read all of it, so a capped read. A RESTResponse keeps what it read.
+            raw = getattr(resp, "response", None)
+            data = getattr(resp, "data", None) if raw is not None else None
+            if data is None:
+                data = read_capped(raw if raw is not None else resp, 1 << 20)
+            body = data.decode("utf-8", errors="replace")
+        except TooLarge:
+            body = None
         except Exception:
             body = None
         with contextlib.suppress(Exception):

@@ -1,0 +1,175 @@
+"""The Kubernetes collector stays bounded against a hostile or broken API server
+(issue #35): a server that trickles a byte a second is cut at the timeout, a huge
+answer is refused at ``max_answer_bytes`` after reading at most that, and ``collect``
+says so in one line instead of raising or hanging. Against tests/faults/fake_kube.py.
+
+Times are never asserted: a join with a generous deadline only keeps a regression
+from hanging the suite; the test then checks the stale reason."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from faults.fake_kube import FakeKube, fake_kube
+
+from quotatop.collectors.k8s.collector import KubernetesCollector, KubernetesConfig
+from quotatop.collectors.model import Snapshot
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 3.0
+GUARD = TIMEOUT + 10  # only so a regression fails instead of hanging
+
+
+def collector(fake: FakeKube, tmp_path: Path, **kw: object) -> KubernetesCollector:
+    opts: dict[str, object] = {
+        "kubeconfig": str(fake.write_kubeconfig(tmp_path / "kubeconfig")),
+        "connect_timeout": TIMEOUT,
+        "watch_timeout": 30.0,
+        "backoff_initial": 5.0,  # one try in a test: retries are not what is tested
+        "backoff_max": 5.0,
+        "sync_timeout": 30.0,  # longer than the guard: the request's own bound must end it
+    }
+    opts.update(kw)
+    return KubernetesCollector(KubernetesConfig(**opts))  # type: ignore[arg-type]
+
+
+def collect_within(col: KubernetesCollector, deadline: float = GUARD) -> Snapshot:
+    """``col.collect()`` from a thread joined with a deadline: it must end, and return."""
+    out: list[object] = []
+
+    def run() -> None:
+        try:
+            out.append(col.collect())
+        except BaseException as exc:  # collect must never raise: the test says so below
+            out.append(exc)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(deadline)
+    assert not t.is_alive(), f"collect() still running after {deadline:g}s"
+    assert len(out) == 1 and isinstance(out[0], Snapshot), out
+    return out[0]
+
+
+def close_within(col: KubernetesCollector, deadline: float = GUARD) -> None:
+    t = threading.Thread(target=col.close, daemon=True)
+    t.start()
+    t.join(deadline)
+    assert not t.is_alive(), f"close() still running after {deadline:g}s"
+
+
+def test_good_server_gives_a_fresh_snapshot(tmp_path: Path) -> None:
+    with fake_kube("good") as fake:
+        col = collector(fake, tmp_path)
+        try:
+            snap = collect_within(col)
+            assert not snap.stale, snap.stale_reason
+            assert [t.name for t in snap.teams] == ["team-a"]
+        finally:
+            close_within(col)
+
+
+@pytest.mark.parametrize("mode", ["trickle-headers", "trickle-body"])
+def test_trickling_discovery_is_cut_at_the_timeout(mode: str, tmp_path: Path) -> None:
+    with fake_kube(mode, only="/apis") as fake:
+        col = collector(fake, tmp_path)
+        try:
+            snap = collect_within(col)
+            assert snap.stale
+            assert snap.stale_reason == f"k8s: timed out after {TIMEOUT:g}s waiting for /apis"
+        finally:
+            close_within(col)
+
+
+@pytest.mark.parametrize("mode", ["trickle-headers", "trickle-body"])
+def test_trickling_list_is_cut_at_the_timeout(mode: str, tmp_path: Path) -> None:
+    with fake_kube(mode, only="/api/v1/pods", on="list") as fake:
+        col = collector(fake, tmp_path)
+        try:
+            snap = collect_within(col)
+            assert snap.stale
+            assert snap.stale_reason is not None
+            assert snap.stale_reason.startswith(
+                f"k8s: timed out after {TIMEOUT:g}s waiting for /api/v1/pods"), snap.stale_reason
+            assert "\n" not in snap.stale_reason
+        finally:
+            close_within(col)
+
+
+@pytest.mark.parametrize("mode", ["trickle-headers", "trickle-body"])
+def test_trickling_watch_blocks_neither_collect_nor_close(mode: str, tmp_path: Path) -> None:
+    with fake_kube(mode, only="/api/v1/pods", on="watch") as fake:
+        col = collector(fake, tmp_path)
+        try:
+            snap = collect_within(col)
+            assert not snap.stale, snap.stale_reason  # the lists all came back
+            deadline = time.monotonic() + GUARD
+            while not any("watch=true" in p and "/pods" in p for p in fake.requests):
+                assert time.monotonic() < deadline, "the pods watch was never sent"
+                time.sleep(0.05)
+            time.sleep(0.3)  # the watch is now held in the trickle
+            assert not collect_within(col).stale
+            thread = col.reflectors["pods"]._thread
+            assert thread is not None and thread.is_alive()
+        finally:
+            close_within(col)
+        # close() stops the reflector, so its thread ends instead of waiting on the trickle.
+        thread.join(GUARD)
+        assert not thread.is_alive()
+
+
+def _rss() -> int:
+    return psutil.Process().memory_info().rss
+
+
+@pytest.mark.parametrize("path", ["/api/v1/pods", "/apis"])
+def test_huge_answer_is_refused_at_the_cap_in_bounded_memory(path: str, tmp_path: Path) -> None:
+    with fake_kube("huge", only=path, on="list") as fake:
+        col = collector(fake, tmp_path)
+        peak = [_rss()]
+        base = peak[0]
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(0.01):
+                peak[0] = max(peak[0], _rss())
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        try:
+            snap = collect_within(col)
+        finally:
+            done.set()
+            sampler.join(5)
+            close_within(col)
+        assert snap.stale
+        assert snap.stale_reason is not None
+        assert snap.stale_reason.startswith(f"k8s: answer larger than 64 MiB from {path}"), \
+            snap.stale_reason
+        assert "\n" not in snap.stale_reason
+        growth = max(peak[0], _rss()) - base
+        assert growth < 200 << 20, f"RSS grew by {growth >> 20} MiB"
+        assert fake.sent_huge < fake.huge_bytes  # it stopped reading: the server gave up
+
+
+def test_snapshot_cli_on_a_trickling_server_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    with fake_kube("trickle-headers") as fake:
+        kc = fake.write_kubeconfig(tmp_path / "kubeconfig")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_")}
+        env.update(KUBECONFIG=str(kc), HOME=str(tmp_path))
+        proc = subprocess.run(
+            [sys.executable, "-m", "quotatop", "snapshot", "--source", "k8s",
+             "--timeout", f"{TIMEOUT:g}"],
+            capture_output=True, text=True, env=env, cwd=ROOT, timeout=GUARD + 20,
+            stdin=subprocess.DEVNULL, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"quotatop: k8s: no data: timed out after {TIMEOUT:g}s waiting for /apis"], proc.stderr
+    assert proc.stdout == ""
