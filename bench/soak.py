@@ -228,8 +228,9 @@ def soak_path(path: str, seconds: float, every: float, jobs: int) -> int:
     for ph in phases:
         rss = [r for _, r in ph.rss]
         cpu = 100 * ph.cpu_seconds / ph.wall if ph.wall else float("nan")
+        kids = 100 * ph.child_seconds / ph.wall if ph.wall else float("nan")
         print(f"  {ph.name:6s} RSS {min(rss, default=0):6.1f}–{max(rss, default=0):6.1f} MB  "
-              f"CPU {cpu:5.1f} % of a core  "
+              f"CPU {cpu + kids:5.1f} % of a core ({cpu:.1f} own + {kids:.1f} its commands)  "
               f"drawn {ph.written / max(ph.wall, 1e-9) / 1e3:7.1f} kB/s")
     if len(points) >= 2:
         late = [(t / 3600, r) for t, r in points if t >= seconds / 3]

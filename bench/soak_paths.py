@@ -52,7 +52,8 @@ class Phase:
     name: str
     start: float
     rss: list[tuple[float, float]] = field(default_factory=list)  # (s, MB)
-    cpu_seconds: float = 0.0
+    cpu_seconds: float = 0.0  # quotatop's own process
+    child_seconds: float = 0.0  # the commands it ran and reaped (squeue, sinfo, ssh …)
     wall: float = 0.0
     written: int = 0  # bytes to the terminal
 
@@ -185,7 +186,8 @@ def soak(argv: list[str], seconds: float, keys: list[tuple[float, str]],
                 term.send(pending.pop(0)[1])
             if current < 2 and t >= phases[current + 1].start:
                 cpu = _cpu(proc)
-                phases[current].cpu_seconds = cpu - cpu0
+                phases[current].cpu_seconds = cpu[0] - cpu0[0]
+                phases[current].child_seconds = cpu[1] - cpu0[1]
                 phases[current].wall = t - phases[current].start
                 phases[current].written = term.written - wrote0
                 cpu0, wrote0 = cpu, term.written
@@ -201,7 +203,9 @@ def soak(argv: list[str], seconds: float, keys: list[tuple[float, str]],
             time.sleep(0.2)
         end = time.monotonic() - t0
         last = phases[current]
-        last.cpu_seconds = _cpu(proc) - cpu0
+        cpu = _cpu(proc)
+        last.cpu_seconds = cpu[0] - cpu0[0]
+        last.child_seconds = cpu[1] - cpu0[1]
         last.wall = end - last.start
         last.written = term.written - wrote0
     finally:
@@ -209,9 +213,10 @@ def soak(argv: list[str], seconds: float, keys: list[tuple[float, str]],
     return phases
 
 
-def _cpu(proc: psutil.Process) -> float:
+def _cpu(proc: psutil.Process) -> tuple[float, float]:
+    """(its own CPU seconds, its reaped children's): a login node pays for both."""
     t = proc.cpu_times()
-    return t.user + t.system
+    return t.user + t.system, t.children_user + t.children_system
 
 
 def reference_rss(source_args: list[str], env: dict[str, str]) -> float:

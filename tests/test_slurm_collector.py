@@ -141,7 +141,9 @@ def test_slow_commands_run_once_a_minute_fast_ones_every_refresh() -> None:
         clock.now += 2.0
         c.collect()
     ran = [FILES[w] for w in runner.calls[first:]]
-    assert ran.count("squeue.json") == 5 and ran.count("sinfo.json") == 5
+    # squeue's text form every refresh; its JSON only when the text moves (below).
+    assert ran.count("squeue.txt") == 5 and ran.count("sinfo.json") == 5
+    assert "squeue.json" not in ran
     assert "sprio.txt" not in ran and "sshare.txt" not in ran
     assert "sacctmgr_assoc.txt" not in ran and "sacct.json" not in ran
     clock.now += 30
@@ -155,6 +157,39 @@ def test_slow_commands_run_once_a_minute_fast_ones_every_refresh() -> None:
     before = len(runner.calls)
     c.collect()  # the round's commands run at once: in no particular order
     assert "sacct.json" in [FILES[w] for w in runner.calls[before:]]
+
+
+def test_squeue_json_runs_again_only_when_the_text_form_moves_or_a_minute_passed() -> None:
+    """The text form is the change detector (15x cheaper for Slurm to answer); the
+    JSON, read the first round, runs again in the same round the text's bytes change,
+    when the JSON failed last, and a minute after its last run."""
+    c, runner, clock = _collector(refresh=2.0)
+    first = c.collect()
+    ran = [FILES[w] for w in runner.calls]
+    assert ran.count("squeue.json") == 1 and ran.count("squeue.txt") == 1
+
+    def round_() -> list[str]:
+        before = len(runner.calls)
+        clock.now += 2.0
+        c.collect()
+        return [FILES[w] for w in runner.calls[before:]]
+
+    assert "squeue.json" not in round_()
+    assert c.collect().jobs == first.jobs  # the last JSON's jobs, kept
+    text = (V2205 / "squeue.txt").read_bytes()
+    runner.override["squeue.txt"] = text.replace(b"PENDING", b"RUNNING", 1)
+    assert round_().count("squeue.json") == 1  # moved: the JSON in the same round
+    assert "squeue.json" not in round_()  # the new text is the one compared now
+    runner.override["squeue.json"] = CommandError("squeue: timed out")
+    runner.override["squeue.txt"] = text
+    assert round_().count("squeue.json") == 1
+    assert c.collect().stale  # the JSON failed: said, and the last good jobs kept
+    assert round_().count("squeue.json") == 1  # a failed JSON is tried every round
+    del runner.override["squeue.json"]
+    assert round_().count("squeue.json") == 1 and not c.collect().stale
+    assert "squeue.json" not in round_()
+    clock.now += SlurmCollector.JSON_EVERY
+    assert round_().count("squeue.json") == 1  # a minute on: for what the text lacks
 
 
 @pytest.mark.parametrize(
@@ -180,7 +215,8 @@ def test_failing_command_keeps_last_good_data(file: str, output: bytes | Excepti
     c, runner, clock = _collector(refresh=0, slow_every=0)
     good = c.collect()
     runner.override[file] = output
-    clock.now += 5
+    # squeue's JSON runs again once its text form moves or a minute has passed.
+    clock.now += SlurmCollector.JSON_EVERY if file == "squeue.json" else 5
     bad = c.collect()
     assert bad.stale and bad.stale_reason and "\n" not in bad.stale_reason
     assert [j.id for j in bad.jobs] == [j.id for j in good.jobs]
@@ -294,6 +330,9 @@ def test_json_errors_with_exit_status_zero_are_a_failure() -> None:
         b'{"meta": {"plugin": {"type": "openapi/v0.0.38"}}, "errors": [{"error": '
         b'"Unable to contact slurm controller (connect failure)", "errno": 1007}], "jobs": []}'
     )
+    # The text form, the change detector, fails then too; either makes the JSON run.
+    runner.override["squeue.txt"] = CommandError(
+        "squeue: slurm_load_jobs error: Unable to contact slurm controller")
     clock.now += 5
     snap = c.collect()
     assert snap.stale

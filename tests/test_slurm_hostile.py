@@ -368,7 +368,7 @@ def test_snapshot_says_what_it_is_waiting_for(tmp_path: Path) -> None:
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 2, proc.stderr
-    assert lines[0].startswith("connecting to slurm: squeue, sinfo, ")
+    assert lines[0].startswith("connecting to slurm: squeue, squeue text, sinfo")
     assert lines[0].endswith(" s)")
     assert lines[1].startswith("quotatop: slurm: no data: squeue: no answer after 3")
     assert all(_gone(p) for p in _pids(pids, 10))

@@ -9,13 +9,17 @@ three times (for the data, for the core's answer, for the incidents)."""
 from __future__ import annotations
 
 import gc
+from typing import Any
 
 import msgspec
 from tests_tui_helpers import loaded
+from textual.app import App, ComposeResult
+from textual.widgets import Static
 from textual.widgets._footer import FooterKey
 from tui_fixtures import FixedCollector, frozen_clock, snapshot
 
 from quotatop.tui.app import QuotatopApp
+from quotatop.tui.paint import update_static
 from quotatop.tui.views.overview import OverviewView
 from quotatop.tui.widgets.charts import Chart
 
@@ -89,3 +93,49 @@ async def test_an_unchanged_cluster_is_painted_once() -> None:
         assert painted == []
         assert app.data is not None and app.data.snap is shown
         assert app.snapshot is not None and app.snapshot.taken_at == base.taken_at + 5
+
+
+async def test_the_header_ticking_lays_out_nothing() -> None:
+    """The header's age changes every second; a layout of the screen repaints every
+    chart beside it, so a line of the same size is painted in place."""
+    app = QuotatopApp(FixedCollector(snapshot()), refresh=60.0, clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.pause(0.1)
+        header = app.main.query_one("#header", Static)
+        layouts: list[bool] = []
+        original = header.refresh
+
+        def spy(*regions: Any, **kw: Any) -> Any:
+            layouts.append(bool(kw.get("layout")))
+            return original(*regions, **kw)
+
+        header.refresh = spy  # type: ignore[method-assign]
+        for shift in range(1, 6):
+            now = frozen_clock() + shift
+            app.clock = lambda now=now: now  # type: ignore[misc]
+            app._tick()
+            await pilot.pause()
+        assert layouts and not any(layouts)
+
+
+class _Grows(App[None]):
+    CSS = "Static { width: 20; } #auto { width: auto; }"
+
+    def compose(self) -> ComposeResult:
+        yield Static("one line", id="fixed")
+        yield Static("short", id="auto")
+
+
+async def test_a_static_whose_content_changes_size_is_laid_out_again() -> None:
+    app = _Grows()
+    async with app.run_test(size=(80, 20)) as pilot:
+        fixed, auto = app.query_one("#fixed", Static), app.query_one("#auto", Static)
+        assert fixed.size.height == 1 and auto.size.width == len("short")
+        update_static(fixed, "a line too long for twenty columns")  # wraps: two lines
+        update_static(auto, "a little longer")
+        await pilot.pause()
+        assert fixed.size.height == 2 and auto.size.width == len("a little longer")
+        update_static(fixed, "one line again")
+        await pilot.pause()
+        assert fixed.size.height == 1

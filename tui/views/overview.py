@@ -163,6 +163,7 @@ class OverviewView(View):
 
     _waits_for: tuple[int, int, float] | None = None
     _waits_cache: dict[str, float] = {}  # replaced whole, never mutated
+    _waits_drawn: tuple[object, ...] | None = None  # the wait chart's inputs on screen
 
     # enter toggles too (the table's own enter selects the row: on_data_table_row_selected);
     # the footer names - and +, which the table leaves free.
@@ -281,8 +282,14 @@ class OverviewView(View):
             return
         samples = data.charts.samples()
         points = team_points(samples, snap.utilization, [r.name for r in d.teams])
-        panel.show(d, samples, points, lambda: self._waits(data),
-                   (data.snap, data.predictions, data.now))
+        # New data is painted at once with the core's previous answer, and again when
+        # the new answer lands: the wait chart keeps its drawing until then (a chart of
+        # the old answer at a new moment is a redraw that says nothing new).
+        waits_key = (data.snap, data.predictions, data.now)
+        if data.predictions.pending and self._waits_drawn is not None:
+            waits_key = self._waits_drawn
+        self._waits_drawn = waits_key
+        panel.show(d, samples, points, lambda: self._waits(data), waits_key)
 
     def _waits(self, data: ViewData) -> dict[str, float]:
         """Per team predicted waits, once per snapshot and predictions (100k pending

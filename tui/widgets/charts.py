@@ -244,7 +244,9 @@ class ChartPanel(Vertical):
                       (rows, points, top, unit)),
             "queue": (lambda p: draw_queue(p, samples), (samples,)),
             "util": (lambda p: draw_utilization(p, samples, unit), (samples, unit)),
-            "wait": (lambda p: draw_waits(p, rows, waits()), (rows, *waits_key)),
+            # It reads the teams' names only: their usage moving is no reason to redraw.
+            "wait": (lambda p: draw_waits(p, rows, waits()),
+                     (tuple(r.name for r in rows), *waits_key)),
         }
         for name, (draw, key) in draws.items():
             chart = self.query_one(f"#chart-{name}", Chart)
