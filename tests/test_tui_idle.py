@@ -139,3 +139,35 @@ async def test_a_static_whose_content_changes_size_is_laid_out_again() -> None:
         update_static(fixed, "one line again")
         await pilot.pause()
         assert fixed.size.height == 1
+
+
+async def test_a_view_covered_by_help_or_the_report_is_painted_when_shown_again() -> None:
+    """Help or the report left open over a changing cluster: the view beneath is not
+    painted on each refresh (its charts were rendered under the overlay), and shows
+    the newest frame once it is uncovered."""
+    base = snapshot()
+    frames = [msgspec.structs.replace(base, taken_at=base.taken_at + i,
+                                      jobs=base.jobs[: len(base.jobs) - i])
+              for i in range(4)]
+    app = QuotatopApp(FixedCollector(*frames), refresh=60.0, clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        overview = app.query_one(OverviewView)
+        painted: list[float] = []
+        original = overview.show_data
+        overview.show_data = lambda data: (painted.append(data.snap.taken_at), original(data))[1]
+        for key in ("question_mark", "m"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.screen is not app.main
+            app.refresh_now()
+            for _ in range(50):
+                await pilot.pause(0.02)
+                if not app._collecting:
+                    break
+            assert painted == []
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is app.main
+            assert app.data is not None and painted == [app.data.snap.taken_at]
+            painted.clear()

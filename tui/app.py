@@ -15,12 +15,14 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
+from textual.screen import Screen
 from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from quotatop.collectors.base import Collector
@@ -208,6 +210,7 @@ class QuotatopApp(HabitsMixin, App[None]):
     def on_mount(self) -> None:
         # Queries go to the main screen even while help or a job detail is on top.
         self.main = self.screen
+        self.screen_change_signal.subscribe(self, self._on_screen_change)
         self.sub_title = self.collector.name
         # The first frame even when paused: `replay FILE --at 03:12` opens paused at
         # that time, and poll() left it on "waiting for the first snapshot" until
@@ -393,9 +396,18 @@ class QuotatopApp(HabitsMixin, App[None]):
     def view(self, vid: str) -> View:
         return self.main.query_one(f"#view-{vid}", View)
 
+    def _on_screen_change(self, screen: Screen[Any]) -> None:
+        if screen is self.main:  # back from help, a detail or the report: what came
+            self._paint_active()  # while it was open, painted once
+
     def _paint_active(self) -> None:
         vid = self.active_view
         if self.data is None or vid not in self._dirty:
+            return
+        if self.screen is not self.main:
+            # Covered by help, a job's detail or the report: the view stays dirty and
+            # is painted when it shows again. Painting it beneath rendered its charts
+            # on every refresh (issue #32: the help left open cost 6 % of a core).
             return
         try:
             view = self.view(vid)
