@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import signal
 import sys
 import tempfile
 import time
@@ -240,6 +241,9 @@ def soak_path(path: str, seconds: float, every: float, jobs: int) -> int:
 
 
 def main() -> int:
+    # A soak stopped with kill (SIGTERM) ends as one stopped with ctrl-c: its
+    # quotatop and its Slurm are closed on the way out, not left running.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=5.0)
     ap.add_argument("--jobs", type=int, default=None, help="jobs of the evolving cluster "
