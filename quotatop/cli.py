@@ -45,8 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as done:  # --help, --version, or a flag refused
+            # argparse printed and leaves the flush to the interpreter's exit, where a
+            # full standard output would pass unsaid (`--help > /dev/full` exited 0).
+            sys.stdout.flush()
+            return done.code if isinstance(done.code, int) else 2
         # SIGHUP (the terminal closed) and SIGTERM kill the commands a source still
         # runs (collectors/procgroups.py) before the process goes as it would have.
         with procgroups.killing_on_signals():

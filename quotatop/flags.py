@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from typing import Any
 
 # Shared limits: what a trace or scenario cluster may hold, what a clock may wait.
 MAX_NODES = 100_000
@@ -81,3 +82,12 @@ class OneLineParser(argparse.ArgumentParser):
         sys.stderr.write(f"quotatop: {self.prog.removeprefix('quotatop ')}: {message}\n"
                          if self.prog != "quotatop" else f"quotatop: {message}\n")
         sys.exit(2)
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        # argparse drops an OSError writing --help or --version (Lib/argparse.py):
+        # `quotatop --help > /dev/full` exited 0 with nothing written. It reaches
+        # cli.main instead, which says it in one line and exits 2.
+        if message:
+            import sys
+
+            (file or sys.stderr).write(message)

@@ -55,6 +55,10 @@ OUTPUTS = {
                        "--samples", "0"],
     "report": ["report", "--source", "demo", "queue_storm"],
     "simulate": ["simulate", "queue_storm"],
+    # argparse drops a failed write of its own output: these exited 0 saying nothing
+    "--help": ["--help"],
+    "predict --help": ["predict", "--help"],
+    "--version": ["--version"],
 }
 LONG = ("predict", "predict --json", "simulate")
 
