@@ -18,6 +18,8 @@ FILES = {
     tuple(cmd.SINFO_JSON): "sinfo.json",
     tuple(cmd.SACCT_JSON): "sacct.json",
     tuple(cmd.SQUEUE_TEXT): "squeue.txt",
+    # the change detector's form: only its bytes are compared, never parsed
+    tuple(cmd.SQUEUE_SIGNATURE): "squeue.txt",
     tuple(cmd.SPRIO): "sprio.txt",
     tuple(cmd.SPRIO_WEIGHTS): "sprio_weights.txt",
     tuple(cmd.SSHARE): "sshare.txt",

@@ -144,7 +144,7 @@ class SlurmCollector:
             out.append(("sshare", cmd.SSHARE, _text(sshare.parse_sshare)))
         return out
 
-    _signature: Command = ("squeue text", cmd.SQUEUE_TEXT, bytes)
+    _signature: Command = ("squeue text", cmd.SQUEUE_SIGNATURE, bytes)
     _scontrol_node: Command = ("scontrol node", cmd.SCONTROL_NODE, _text(scontrol.parse_nodes))
 
     def _slow_commands(self) -> list[Command]:

@@ -12,6 +12,7 @@ SQUEUE_JSON = ["squeue", "--all", "--json"]
 SINFO_JSON = ["sinfo", "--all", "--json"]
 SACCT_JSON = ["sacct", "--json", "--allusers", "--duplicates", "--starttime=now-7days"]
 SQUEUE_TEXT = ["squeue", "--all", "--noheader", "-O", squeue_text.FORMAT]
+SQUEUE_SIGNATURE = ["squeue", "--all", "--noheader", "-O", squeue_text.SIGNATURE_FORMAT]
 SPRIO = ["sprio", "--noheader", "-o", sprio.FORMAT]
 SPRIO_WEIGHTS = ["sprio", "--noheader", "--weights", "-o", sprio.FORMAT]
 SSHARE = ["sshare", "--all", "--long", "--parsable2", "--noheader", "--format", sshare.FORMAT]
@@ -49,6 +50,7 @@ SCONTROL_RESERVATION = ["scontrol", "--oneliner", "show", "reservation"]
 FORMATS = frozenset(
     {
         squeue_text.FORMAT,
+        squeue_text.SIGNATURE_FORMAT,
         sprio.FORMAT,
         SINFO_NODE_FORMAT,
         sshare.FORMAT,

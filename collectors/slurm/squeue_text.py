@@ -42,6 +42,11 @@ FIELDS = [
     "Name",
 ]
 FORMAT = ",".join(f"{f}:|" for f in FIELDS)
+# The change detector's form (collectors/slurm/collector.py): every field but the one
+# the clock moves. TimeUsed grows each second on every running job, so with it the
+# text of an idle cluster changed on every call and the JSON ran every round.
+MOVED_BY_THE_CLOCK = {"TimeUsed"}
+SIGNATURE_FORMAT = ",".join(f"{f}:|" for f in FIELDS if f not in MOVED_BY_THE_CLOCK)
 
 
 def parse_squeue_text(text: str) -> list[dict[str, str]]:
