@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
+import msgspec
+
 from quotatop.collectors.model import Series, Snapshot, SourceStatus, Team
 from quotatop.collectors.untrusted import redact_url as redact_url  # re-exported: the one
 
@@ -90,6 +92,14 @@ class PrometheusConfig:
     underused_max_util: float = 20.0
     cluster: str = ""
     max_answer_bytes: int = 32 << 20  # a query's answer larger than this is refused
+    # A query of more series than this is refused whole: a team or node per series, and
+    # no cluster has 20,000 teams; 200k series cost 1.7 GB and 20 s before this bound.
+    max_series: int = 20_000
+    # A round's series hold at most this many points in all (a point is ~110 bytes kept,
+    # so ~220 MB): 20,000 series of an hour's 61 points each, over nine queries, were
+    # 11M points, 1.2 GB. The query that would pass it is refused. A large real round
+    # (1,000 teams and 5,000 nodes, an hour at 60 s) is some 0.7M points.
+    max_points: int = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -173,45 +183,162 @@ class _Malformed(RuntimeError):
     """Prometheus answered, but not with a query result."""
 
 
-def _parse_matrix(body: bytes, name: str) -> list[Series]:
-    """The series of a ``query_range`` answer; _Malformed (one line) when it is not one."""
+class _OverBudget(RuntimeError):
+    """The round's points would pass max_points: its budget is spent (the points this
+    query decoded were the work), so a later query does not decode as many again."""
+
+
+# A GPU count (quota, usage, requests) above this is not a count but a broken answer:
+# the largest clusters hold some 1e5 GPUs, so 1e6 for one team (or one ClusterQueue) is
+# ten times any real one and still far below where a chart's arithmetic overflows
+# (plotext rounds through x * 1e8: 1e308 became inf and killed the TUI, issue #35).
+MAX_GPUS = 1e6
+GPU_COUNT_METRICS = frozenset({"team_gpu_requested", "team_gpu_quota_hard",
+                               "team_gpu_quota_used", "cq_gpu_usage", "cq_gpu_nominal"})
+# One series per team: these are read as the team's one value (_teams, efficiencies).
+TEAM_METRICS = frozenset({"team_gpu_util", "team_gpu_requested", "team_gpu_quota_hard",
+                          "team_gpu_quota_used"})
+# A sample time outside [0, the year 10000) is not a time (the chart's clock labels
+# cannot print it); Prometheus writes Unix seconds.
+MAX_TIME = 253402300800.0
+
+
+class _Item(msgspec.Struct):
+    """One series of a query_range answer; the fields Prometheus always writes."""
+
+    metric: dict[str, str] = {}
+    values: list[tuple[float | str, float | str]] = []
+
+
+_object_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
+_item_decoder = msgspec.json.Decoder(_Item)
+_JSON_TYPES = {ord("["): "list", ord("{"): "dict", ord('"'): "str", ord("t"): "bool",
+               ord("f"): "bool", ord("n"): "NoneType"}
+
+
+def _json_type(raw: bytes | msgspec.Raw) -> str:
+    """The Python name of a JSON value's type from its first byte (as json.loads named it)."""
+    data = bytes(memoryview(raw)[:64]).lstrip()  # never a copy of a 32 MiB answer
+    return _JSON_TYPES.get(data[0], "number") if data else "nothing"
+
+
+def _decoded(raw: msgspec.Raw | None) -> object:
     try:
-        doc = json.loads(body)
-    except (ValueError, RecursionError):
+        return msgspec.json.decode(raw) if raw is not None else None
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
+def _where(exc: msgspec.ValidationError, i: int) -> str:
+    """msgspec's "Expected `str`, got `int` - at `$.metric.a`" as
+    "data.result[3].metric.a: expected `str`, got `int`"."""
+    msg, _, path = str(exc).partition(" - at `")
+    msg = msg[:1].lower() + msg[1:]
+    return " ".join(f"data.result[{i}]{path.rstrip('`')[1:]}: {msg}".split())[:160]
+
+
+def _series_name(labels: dict[str, str], team_label: str, name: str) -> str:
+    if name in TEAM_METRICS or name in GPU_COUNT_METRICS:
+        for key in (team_label, "cluster_queue"):
+            if key in labels:
+                what = "team" if key == team_label else "cluster queue"
+                return f"{what} {labels[key][:60]}"
+    text = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    return f"series {{{text}}}"[:80]
+
+
+def _refused_line(name: str, refused: list[str]) -> str:
+    """The one warning for a query's refused series: the reason itself for one, the
+    count and the first three for more (200k bad series are one line, not 200k)."""
+    if len(refused) == 1:
+        return f"prometheus: {name} {refused[0]}, ignored"
+    return (f"prometheus: {name}: {len(refused)} series ignored: "
+            f"{'; '.join(refused[:3])}{'; ...' if len(refused) > 3 else ''}")[:300]
+
+
+def _parse_matrix(body: bytes, name: str, *, team_label: str = "namespace",
+                  max_series: int = 20_000, max_points: int | None = None,
+                  warnings: list[str] | None = None) -> list[Series]:
+    """The series of a ``query_range`` answer; _Malformed (one line) when it is not one.
+
+    Decoded with msgspec, the series list first as raw slices of the body: 200k small
+    series took json.loads 1.7 GB and 20 s over nine queries, past any deadline. An
+    answer of more than ``max_series`` series is refused whole (RuntimeError), before
+    one is decoded, and so is one whose points pass ``max_points``, as soon as they
+    do. A series holding an impossible value (a GPU count that is negative
+    or above MAX_GPUS, a time that is not one) is left out, and so is a second series of
+    the same labels (or of the same team, for a per-team metric): each is named in one
+    line appended to ``warnings``, never kept as data."""
+    try:
+        doc = _object_decoder.decode(body)
+    except msgspec.ValidationError:
+        raise _Malformed(f"malformed answer: a JSON {_json_type(body)}, not an object") from None
+    except (msgspec.DecodeError, RecursionError):
         raise _Malformed("malformed answer: not JSON") from None
-    if not isinstance(doc, dict):
-        raise _Malformed(f"malformed answer: a JSON {type(doc).__name__}, not an object")
-    if doc.get("status") == "error":
-        err = f"{doc.get('errorType', 'error')}: {doc.get('error', '')}"
+    if _decoded(doc.get("status")) == "error":
+        err = f"{_decoded(doc.get('errorType')) or 'error'}: {_decoded(doc.get('error')) or ''}"
         raise RuntimeError(" ".join(str(err).split())[:200])
-    data = doc.get("data")
-    if not isinstance(data, dict) or "result" not in data:
+    try:
+        data = _object_decoder.decode(doc["data"]) if "data" in doc else {}
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        data = {}
+    if "result" not in data:
         raise _Malformed("malformed answer: no data.result")
-    result = data["result"]
-    if not isinstance(result, list):
-        raise _Malformed(f"malformed answer: data.result is a {type(result).__name__}, "
-                         "not a list")
+    try:
+        result = _list_decoder.decode(data["result"])
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        raise _Malformed(f"malformed answer: data.result is a {_json_type(data['result'])}, "
+                         "not a list") from None
+    del doc, data
+    if len(result) > max_series:
+        raise RuntimeError(f"{name}: {len(result)} series, more than {max_series}")
+    counts = name in GPU_COUNT_METRICS
+    per_team = name in TEAM_METRICS
     out: list[Series] = []
-    for i, item in enumerate(result):
-        if not isinstance(item, dict):
-            raise _Malformed(f"malformed answer: data.result[{i}] is not an object")
-        labels = item.get("metric", {})
-        values = item.get("values", [])
-        if not isinstance(labels, dict) or not isinstance(values, list):
-            raise _Malformed(f"malformed answer: data.result[{i}] has no metric and values")
+    seen: dict[object, dict[str, str]] = {}
+    refused: list[str] = []
+    total = 0
+    for i, raw in enumerate(result):
+        try:
+            item = _item_decoder.decode(raw)
+        except msgspec.ValidationError as exc:
+            raise _Malformed(f"malformed answer: {_where(exc, i)}") from None
+        except (msgspec.DecodeError, RecursionError):
+            raise _Malformed(f"malformed answer: data.result[{i}] is not JSON") from None
+        labels = item.metric
+        total += len(item.values)
+        if max_points is not None and total > max_points:
+            raise _OverBudget(f"{name}: more than {max_points} points, refused")
         points = []
-        for pair in values:
+        bad: str | None = None
+        for pair in item.values:
             try:
-                ts, raw = pair
-                t, value = float(ts), float(raw)
+                t, value = float(pair[0]), float(pair[1])
             except (TypeError, ValueError, OverflowError):
                 raise _Malformed(
-                    f"malformed answer: data.result[{i}].values holds {str(pair)[:40]!r}, "
+                    f"malformed answer: data.result[{i}].values holds {str(list(pair))[:40]!r}, "
                     "not [time, number]") from None
-            if math.isfinite(value) and math.isfinite(t):  # NaN/Inf mean nothing here
-                points.append((t, value))
-        out.append(Series(metric=name, labels={str(k): str(v) for k, v in labels.items()},
-                          points=points))
+            if not (math.isfinite(value) and math.isfinite(t)):
+                continue  # NaN/Inf mean nothing here
+            if bad is None and not 0.0 <= t < MAX_TIME:
+                bad = f"{t:g} is not a time"
+            elif bad is None and counts and not 0.0 <= value <= MAX_GPUS:
+                bad = f"{value:g} is not a GPU count"
+            points.append((t, value))
+        who = _series_name(labels, team_label, name)
+        key: object = (labels.get(team_label) if per_team and team_label in labels
+                       else tuple(sorted(labels.items())))
+        if bad is None and key in seen:
+            bad = ("a second series of the same labels" if seen[key] == labels
+                   else "a second series of the team") + " (the first kept)"
+        if bad is not None:
+            refused.append(f"for {who}: {bad}")
+            continue
+        seen[key] = labels
+        out.append(Series(metric=name, labels=labels, points=points))
+    if refused and warnings is not None:
+        warnings.append(_refused_line(name, refused))
     return out
 
 
@@ -362,7 +489,9 @@ class PrometheusCollector:
             timer.cancel()
             conn.close()
 
-    def _run_query(self, name: str, promql: str, start: datetime, end: datetime) -> list[Series]:
+    def _run_query(self, name: str, promql: str, start: datetime, end: datetime,
+                   warnings: list[str] | None = None,
+                   max_points: int | None = None) -> list[Series]:
         status, body = self._get("/api/v1/query_range", {
             "query": promql, "start": f"{start.timestamp():.3f}",
             "end": f"{end.timestamp():.3f}", "step": f"{self.config.step_seconds:g}"})
@@ -372,7 +501,9 @@ class PrometheusCollector:
             raise RuntimeError("HTTP 403 forbidden")
         if status != 200:
             raise RuntimeError(f"HTTP {status} {_prom_error(body[:4096])}".strip())
-        return _parse_matrix(body, name)
+        return _parse_matrix(body, name, team_label=self.config.team_label,
+                             max_series=self.config.max_series, max_points=max_points,
+                             warnings=warnings)
 
     def _describe_connection_error(self, exc: BaseException) -> str:
         text = str(exc)
@@ -398,6 +529,8 @@ class PrometheusCollector:
         end = datetime.fromtimestamp(now, tz=UTC)
         start = datetime.fromtimestamp(now - self.config.range_seconds, tz=UTC)
         series: list[Series] = []
+        refused: list[str] = []  # one line per query of the series left out
+        points = 0  # kept this round, against max_points
         unreachable: str | None = None
         failed: str | None = None  # the first query error (HTTP, malformed answer)
         for name, promql in self._queries.items():
@@ -410,13 +543,17 @@ class PrometheusCollector:
                 )
                 continue
             try:
-                got = self._run_query(name, promql, start, end)
+                got = self._run_query(name, promql, start, end, refused,
+                                      self.config.max_points - points)
             except _Unreachable as exc:
                 unreachable = str(exc)
                 err = unreachable
                 got = None
             except RuntimeError as exc:
                 err = str(exc)
+                if isinstance(exc, _OverBudget):
+                    points = self.config.max_points
+                    err = f"{name}: more than {points} points this round, refused"
                 failed = failed or err
                 got = None
             latency = (time.perf_counter() - t0) * 1000.0
@@ -438,15 +575,17 @@ class PrometheusCollector:
                 )
             else:
                 series.extend(got)
+                points += sum(len(s.points) for s in got)
                 snap.status.append(
                     SourceStatus(name=f"prometheus:{name}", ok=True, latency_ms=latency, at=now)
                 )
         if not series and (unreachable or failed):
             # Nothing usable came back: the last good data stays, marked stale.
+            snap.warnings = refused
             return self._stale(snap, f"prometheus: {unreachable or failed}")
         snap.utilization = series
         snap.teams = self._teams(series)
-        snap.warnings = self._findings(series)
+        snap.warnings = [*refused, *self._findings(series)]
         self._last_good, self._last_teams = series, snap.teams
         return snap
 

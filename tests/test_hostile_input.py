@@ -9,18 +9,22 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import psutil
 import pytest
-from faults.fake_prometheus import MALFORMED, FakePrometheus
+from faults.fake_prometheus import IMPOSSIBLE, MALFORMED, FakePrometheus
+from textual_plotext.plot import Plot
 
 from quotatop.cli import main
 from quotatop.collectors.errors import UserError
 from quotatop.collectors.k8s.quantity import parse_quantity
-from quotatop.collectors.model import Snapshot, Team
+from quotatop.collectors.model import Snapshot, Team, to_msgpack
 from quotatop.collectors.prometheus_source import PrometheusCollector, PrometheusConfig
 from quotatop.recording.replay_source import ReplaySource
 from quotatop.recording.store import (
@@ -34,6 +38,9 @@ from quotatop.recording.store import (
 from quotatop.simulation.traces.gpu_csv import load_gpu_csv
 from quotatop.simulation.traces.swf import load_swf
 from quotatop.sources import SourceOptions, open_source
+from quotatop.tui.chart_data import usage_top
+from quotatop.tui.derive import TeamRow
+from quotatop.tui.widgets.charts import draw_team_usage, draw_usage_all, draw_waits
 
 ROOT = Path(__file__).resolve().parent.parent
 SWF_JOB = "1 0 0 100 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 -1"
@@ -411,6 +418,15 @@ def fake_prometheus() -> Iterator[FakePrometheus]:
         fake.close()
 
 
+@contextmanager
+def fake_prom(mode: str, **kw: int) -> Iterator[FakePrometheus]:
+    fake = FakePrometheus(mode, **kw)  # type: ignore[arg-type]
+    try:
+        yield fake
+    finally:
+        fake.close()
+
+
 def prom(url: str, **kw: object) -> PrometheusCollector:
     base: dict[str, object] = {"url": url, "groups": ("kube-state-metrics",), "timeout": 1.0,
                                "range_seconds": 30.0, "step_seconds": 1.0,
@@ -472,6 +488,102 @@ def test_malformed_answers_are_a_source_error(
     assert "malformed answer" in line
     with Recording(out) as r:
         assert r.frame(0).stale
+
+
+IMPOSSIBLE_REASON = {
+    "huge-value": "for team a: 1e+308 is not a GPU count",
+    "huge-time": "for team a: 1e+308 is not a time",
+    "negative-value": "for team a: -4 is not a GPU count",
+    "duplicate-series": "for team a: a second series of the same labels (the first kept)",
+}
+
+
+@pytest.mark.parametrize("mode", sorted(IMPOSSIBLE))
+def test_an_impossible_prometheus_value_is_refused_by_name_never_kept(
+        mode: str, fake_prometheus: FakePrometheus) -> None:
+    # Issue #35: 1e308 was taken as team a's GPU quota, and the chart died of it.
+    fake_prometheus.mode = mode
+    col = prom(fake_prometheus.url)
+    snap = col.collect()
+    assert not snap.stale, snap.stale_reason
+    for query in ("team_gpu_requested", "team_gpu_quota_hard", "team_gpu_quota_used"):
+        assert f"prometheus: {query} {IMPOSSIBLE_REASON[mode]}, ignored" in snap.warnings
+    b = next(t for t in snap.teams if t.name == "b")
+    assert b.max == {"gpu": 3.0} and b.usage == {"gpu": 3.0}
+    values = [v for s in snap.utilization for t, v in s.points] + [
+        v for t in snap.teams for v in (*(t.max or {}).values(), *t.usage.values())]
+    assert max(values) <= 7.0 and min(values) >= 0.0, values
+    assert all(t < 1e10 for s in snap.utilization for t, _ in s.points)
+    if mode == "duplicate-series":  # the first series of team a kept, the second not
+        a = next(t for t in snap.teams if t.name == "a")
+        assert a.max == {"gpu": 7.0} and a.usage == {"gpu": 7.0}
+        assert sum(s.labels == {"namespace": "a"} for s in snap.utilization) == 3
+    else:
+        assert [t.name for t in snap.teams] == ["b"]
+    to_msgpack(snap)
+
+
+def _rss_growth_of(call: object, limit_s: float = 60.0) -> tuple[object, int]:
+    """(what ``call`` returned, its peak RSS growth in bytes), from a thread joined
+    with a deadline: a call that never returns fails the test, not the suite."""
+    proc = psutil.Process()
+    base = peak = proc.memory_info().rss
+    got: list[object] = []
+    worker = threading.Thread(target=lambda: got.append(call()),  # type: ignore[operator]
+                              daemon=True)
+    worker.start()
+    end = time.monotonic() + limit_s
+    while worker.is_alive() and time.monotonic() < end:
+        peak = max(peak, proc.memory_info().rss)
+        worker.join(0.01)
+    assert not worker.is_alive(), f"still running after {limit_s:g}s"
+    return got[0], peak - base
+
+
+@pytest.mark.timeout(120)
+def test_200k_series_are_refused_in_one_line_without_the_memory() -> None:
+    # Issue #35: 200k small series (15 MiB, under the 32 MiB bound) cost 1.7 GB and
+    # 23 s over the nine default queries; now each query is refused before decoding.
+    with fake_prom("many-series", series=200_000) as fake:
+        fake._many_series()  # made before the RSS is measured
+        col = prom(fake.url, max_answer_bytes=32 << 20, timeout=3.0)
+        snap, growth = _rss_growth_of(col.collect)
+    assert isinstance(snap, Snapshot)
+    assert snap.stale
+    assert snap.stale_reason == "prometheus: team_gpu_requested: 200000 series, more than 20000"
+    assert growth < 300 << 20, f"RSS grew {growth >> 20} MiB"
+
+
+def test_a_round_past_its_points_is_refused_query_by_query() -> None:
+    with fake_prom("many-series", series=100, points=6) as fake:
+        col = prom(fake.url, max_points=1000)
+        snap = col.collect()
+    errors = {s.name: s.error for s in snap.status}
+    assert errors == {
+        "prometheus:team_gpu_requested": None,
+        "prometheus:team_gpu_quota_hard":
+            "team_gpu_quota_hard: more than 1000 points this round, refused",
+        "prometheus:team_gpu_quota_used":
+            "team_gpu_quota_used: more than 1000 points this round, refused"}
+    assert not snap.stale and len(snap.teams) == 100
+    assert sum(len(s.points) for s in snap.utilization) == 600
+
+
+@pytest.mark.parametrize("big", [1e308, 1.7e308, -1e308])
+def test_the_charts_draw_a_finite_but_huge_value(big: float) -> None:
+    # The chart's own guard: plotext rounds through x * 1e8, so 1e308 was inf and
+    # OverflowError killed the TUI whatever a source let through.
+    row = TeamRow(name="a", guarantee=big, max=big, used=big)
+    points = {"a": [(1.0, 7.0), (2.0, big)]}
+    top = usage_top(points, [row.max])
+    draws = [lambda p: draw_team_usage(p, row, points, top),
+             lambda p: draw_usage_all(p, [row], points, top, "gpu"),
+             lambda p: draw_waits(p, [row], {"a": abs(big)})]
+    for draw in draws:
+        plt = Plot()
+        plt.plotsize(40, 10)
+        draw(plt)
+        assert plt.build()
 
 
 # ---- 6. default install ---------------------------------------------------------------

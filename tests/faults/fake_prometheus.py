@@ -6,7 +6,11 @@ it answers every query, switchable while a collector polls it.
 * ``trickle-body``: a 200 whose body comes one byte every ``trickle_every`` seconds;
 * ``trickle-headers``: the status line, then headers one byte at a time;
 * ``500``: HTTP 500 with Prometheus's error object;
-* any key of ``MALFORMED``: a 200 whose body is not a usable answer.
+* any key of ``MALFORMED``: a 200 whose body is not a usable answer;
+* any key of ``IMPOSSIBLE``: a 200 of well-formed series, one of them an impossible
+  value (team ``a``) beside team ``b``'s good 3 GPUs;
+* ``many-series``: a 200 of ``series`` small series (team ``ns-000000`` and on), made
+  when asked, each of ``points`` points: 15 MiB at 200,000 of 3, under the 32 MiB bound.
 
 ``close()`` wakes every handler still hanging or trickling, so a test ends at once.
 """
@@ -31,20 +35,52 @@ MALFORMED = {
         {"metric": {"namespace": "a"}, "values": [[1.0, "seven"]]}]}}).encode(),
     "huge": b"[" + b"1," * 200_000 + b"1]",
 }
+
+
+def _matrix(*series: tuple[dict[str, str], list[list[object]]]) -> bytes:
+    return json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": labels, "values": values} for labels, values in series]}}).encode()
+
+
+_B = ({"namespace": "b"}, [[1.0, "3"]])
+IMPOSSIBLE = {
+    "huge-value": _matrix(({"namespace": "a"}, [[1.0, "1e308"]]), _B),
+    "huge-time": _matrix(({"namespace": "a"}, [[1e308, "7"]]), _B),
+    "negative-value": _matrix(({"namespace": "a"}, [[1.0, "7"], [2.0, "-4"]]), _B),
+    # The same labels twice (Prometheus never answers so): the second is refused.
+    "duplicate-series": _matrix(({"namespace": "a"}, [[1.0, "7"]]), _B,
+                                ({"namespace": "a"}, [[1.0, "9000"]])),
+}
+
+
+def many_series(n: int, points: int = 3) -> bytes:
+    """``n`` series of ``points`` points each, written as Prometheus writes them."""
+    values = b",".join(b'[%d.0,"%d"]' % (1 + k, k % 8) for k in range(points))
+    parts = [b'{"status":"success","data":{"resultType":"matrix","result":[']
+    parts.append(b",".join(
+        b'{"metric":{"namespace":"ns-%06d"},"values":[%s]}' % (i, values) for i in range(n)))
+    parts.append(b"]}}")
+    return b"".join(parts)
+
+
 ERROR_500 = b'{"status":"error","errorType":"internal","error":"boom"}'
-MODES = ("good", "hang", "trickle-body", "trickle-headers", "500", *MALFORMED)
+MODES = ("good", "hang", "trickle-body", "trickle-headers", "500", "many-series",
+         *MALFORMED, *IMPOSSIBLE)
 
 
 class FakePrometheus:
     """Serves on ``url`` from a daemon thread until ``close()``."""
 
     def __init__(self, mode: str = "good", *, trickle_every: float = 1.0,
-                 trickle_for: float = 30.0) -> None:
+                 trickle_for: float = 30.0, series: int = 200_000, points: int = 3) -> None:
         fake = self
         self.mode = mode
         self.trickle_every = trickle_every  # seconds between two trickled bytes
         self.trickle_for = trickle_for  # a trickle gives up after this long
         self.requests = 0
+        self.series = series  # how many series ``many-series`` answers
+        self.points = points  # and how many points each
+        self._many: tuple[tuple[int, int], bytes] | None = None  # made once per shape
         self._closing = threading.Event()
 
         class Handler(BaseHTTPRequestHandler):
@@ -66,8 +102,11 @@ class FakePrometheus:
                     return
                 if mode == "500":
                     status, body = 500, ERROR_500
+                elif mode == "many-series":
+                    status, body = 200, fake._many_series()
                 else:
-                    status, body = 200, GOOD if mode == "good" else MALFORMED[mode]
+                    status, body = 200, (GOOD if mode == "good" else
+                                         IMPOSSIBLE.get(mode) or MALFORMED[mode])
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -96,6 +135,12 @@ class FakePrometheus:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True,
                                        name="fake prometheus")
         self.thread.start()
+
+    def _many_series(self) -> bytes:
+        shape = (self.series, self.points)
+        if self._many is None or self._many[0] != shape:
+            self._many = (shape, many_series(*shape))
+        return self._many[1]
 
     def close(self) -> None:
         self._closing.set()

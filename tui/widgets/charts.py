@@ -30,6 +30,14 @@ MIN_W = 34  # a chart narrower than this has no room for its axis labels and a l
 MIN_H = 7  # nor shorter: title, frame, three ticks, the time labels
 TEAM_MIN_W = 26  # one team's small chart
 MAX_POINTS = 120  # per line: plotext takes ~0.05 ms a point; a chart shows no finer
+# No value is drawn beyond this: plotext rounds through x * 1e8, so a finite 1e308
+# became inf and OverflowError killed the TUI (issue #35). The sources refuse such
+# values (a GPU count above 1e6 is not one); this is the chart's own last guard.
+LIMIT = 1e15
+
+
+def _bounded(v: float) -> float:
+    return min(max(v, -LIMIT), LIMIT)
 
 
 def rgb(hex_color: str) -> RGB:
@@ -50,7 +58,7 @@ def _time_axis(plt: Plot, lo: float, hi: float) -> None:
 
 
 def _value_axis(plt: Plot, top: float, fmt: Callable[[float], str] = num) -> None:
-    top = max(top, 1e-9)
+    top = _bounded(max(top, 1e-9))
     ticks = [0.0, top / 2, top]
     plt.ylim(0.0, top)
     plt.yticks(ticks, [fmt(t) for t in ticks])
@@ -77,8 +85,13 @@ def thin(xs: Sequence[float], ys: Sequence[float],
 
 
 def _line(plt: Plot, xs: Sequence[float], ys: Sequence[float], color: RGB,
-          label: str | None = None) -> None:
+          label: str | None = None, top: float = LIMIT) -> None:
+    """The points as a line, each value kept within the value axis [0, top]: plotext
+    draws a line to a point far outside the axis before it cuts it (a point at -1e15
+    took 22 GB)."""
     xs, ys = thin(xs, ys, MAX_POINTS)
+    top = _bounded(top)
+    ys = [min(max(y, 0.0), top) for y in ys]
     if len(xs) == 1:  # one frame so far: a dot, not an empty frame
         plt.scatter(list(xs), list(ys), color=color, marker="●", label=label)
     elif xs:
@@ -91,11 +104,11 @@ def draw_team_usage(plt: Plot, row: TeamRow, points: Points, top: float,
     xs = [t for t, _ in points.get(row.name, [])]
     ys = [v for _, v in points.get(row.name, [])]
     lo, hi = _x_range(xs, x_range)
-    if row.guarantee is not None:
-        plt.hline(row.guarantee, GUARANTEE)
-    if row.max is not None and row.max <= top:
-        plt.hline(row.max, CEILING)
-    _line(plt, xs, ys, rgb(team_color(row.name)))
+    if row.guarantee is not None and 0.0 <= row.guarantee <= top:
+        plt.hline(_bounded(row.guarantee), GUARANTEE)
+    if row.max is not None and 0.0 <= row.max <= top:
+        plt.hline(_bounded(row.max), CEILING)
+    _line(plt, xs, ys, rgb(team_color(row.name)), top=top)
     parts = [row.name, f"used {num(row.used)}"]
     if row.guarantee is not None:
         parts.append(f"guar {num(row.guarantee)}")
@@ -113,7 +126,7 @@ def draw_usage_all(plt: Plot, rows: Sequence[TeamRow], points: Points, top: floa
     for r in rows:
         pts = points.get(r.name, [])
         _line(plt, [t for t, _ in pts], [v for _, v in pts], rgb(team_color(r.name)),
-              label=r.name)
+              label=r.name, top=top)
     plt.title(f"{unit.upper()} used by team")
     _time_axis(plt, *_x_range(xs_all, x_range))
     _value_axis(plt, top)
@@ -123,7 +136,7 @@ def draw_queue(plt: Plot, samples: Sequence[Sample],
                x_range: tuple[float, float] | None = None) -> None:
     xs = [s.at for s in samples]
     ys = [float(s.pending_jobs) for s in samples]
-    _line(plt, xs, ys, QUEUE)
+    _line(plt, xs, ys, QUEUE, top=max([1.0, *ys]))
     now = f" · {samples[-1].pending_jobs} now" if samples else ""
     plt.title(f"queue depth (pending jobs){now}")
     _time_axis(plt, *_x_range(xs, x_range))
@@ -134,7 +147,7 @@ def draw_utilization(plt: Plot, samples: Sequence[Sample], unit: str,
                      x_range: tuple[float, float] | None = None) -> None:
     known = [s for s in samples if s.utilization is not None]
     xs = [s.at for s in known]
-    _line(plt, xs, [100.0 * (s.utilization or 0.0) for s in known], UTIL)
+    _line(plt, xs, [100.0 * (s.utilization or 0.0) for s in known], UTIL, top=100.0)
     if known:
         last = 100.0 * (known[-1].utilization or 0.0)
         plt.title(f"cluster {unit.upper()} utilization · {last:.0f}%")
@@ -152,7 +165,7 @@ def draw_waits(plt: Plot, rows: Sequence[TeamRow], waits: dict[str, float]) -> N
         return
     longest = max(waits[n] for n in names)
     scale, label = (3600.0, "h") if longest >= 2 * 3600 else (60.0, "min")
-    values = [waits[n] / scale for n in names]
+    values = [_bounded(waits[n] / scale) for n in names]
     plt.bar(names, values, orientation="horizontal", width=0.4,
             color=[rgb(team_color(n)) for n in names])
     plt.title(f"predicted wait, median ({label}) · longest {duration(longest)}")
