@@ -400,3 +400,21 @@ def test_accounting_that_cannot_run_is_one_user_error_line(tmp_path: Path) -> No
         c.accounting(sacct_argv(0.0, 3600.0))
     assert str(e.value) == "slurm: sacct: command not found"
     assert c._accounting == []  # the runner of its own is gone
+
+
+def test_the_same_answers_give_the_same_lists_and_a_changed_one_new_ones() -> None:
+    """An idle cluster answers the same bytes: they are not parsed again, and the
+    snapshot carries the last one's lists (the viewer then has nothing to escape,
+    hash or paint); its moment and status are this round's."""
+    c, runner, clock = _collector(refresh=2.0)
+    first = c.collect()
+    clock.now += 2.0
+    second = c.collect()
+    assert second.taken_at == first.taken_at + 2.0
+    assert second.jobs is first.jobs and second.nodes is first.nodes
+    assert second.teams is first.teams
+    text = (V2205 / "sinfo.json").read_bytes()
+    runner.override["sinfo.json"] = text.replace(b'"state": "mixed"', b'"state": "idle"', 1)
+    clock.now += 2.0
+    third = c.collect()
+    assert third.nodes is not first.nodes and third.nodes != first.nodes

@@ -171,3 +171,40 @@ async def test_a_view_covered_by_help_or_the_report_is_painted_when_shown_again(
             assert app.screen is app.main
             assert app.data is not None and painted == [app.data.snap.taken_at]
             painted.clear()
+
+
+async def test_the_same_lists_again_are_neither_escaped_nor_hashed_whole(
+        monkeypatch: Any) -> None:
+    """A source that hands back the same job, node and team lists for the same answers
+    (the Slurm collector) costs a refresh no walk of its jobs: neither the escaping
+    scan nor the content hash sees them after the first equal frame."""
+    import quotatop.tui.session as session
+
+    base = snapshot()
+    frames = [msgspec.structs.replace(base, taken_at=base.taken_at + i) for i in range(6)]
+    whole: list[int] = []
+    digest, escape = session.content_digest, session.printable_tree
+
+    def counted(fn: Any) -> Any:
+        def call(snap: Any) -> Any:
+            if getattr(snap, "jobs", None):
+                whole.append(len(snap.jobs))
+            return fn(snap)
+        return call
+
+    monkeypatch.setattr(session, "content_digest", counted(digest))
+    monkeypatch.setattr(session, "printable_tree", counted(escape))
+    source = FixedCollector(*frames)
+    app = QuotatopApp(source, refresh=60.0, clock=frozen_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        for _ in range(5):
+            app.refresh_now()
+            for _ in range(50):
+                await pilot.pause(0.02)
+                if not app._collecting:
+                    break
+        assert source.calls == 6
+        assert app.snapshot is not None and app.snapshot.taken_at == base.taken_at + 5
+    # the first frame and the first equal one are looked at whole; the other four not
+    assert len(whole) == 4, whole

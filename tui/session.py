@@ -106,6 +106,10 @@ def content_digest(snap: Snapshot) -> bytes:
     return hashlib.blake2b(body, digest_size=16).digest()
 
 
+def _without_items(snap: Snapshot) -> Snapshot:
+    return msgspec.structs.replace(snap, jobs=[], nodes=[], teams=[])
+
+
 def _refreshed(kept: Snapshot, new: Snapshot) -> Snapshot:
     """``kept`` (equal in content to ``new``) stamped with ``new``'s moment and status."""
     return msgspec.structs.replace(kept, taken_at=new.taken_at, status=new.status,
@@ -143,6 +147,7 @@ class Session:
         self._want_prediction: Snapshot | None = None
         self._predicting = False
         self._digest: bytes | None = None  # content_digest of the snapshot on screen
+        self._light_digest: bytes | None = None  # the same, but its jobs, nodes, teams
         self._incidents_shown: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
         # The snapshot the command line already took to refuse an empty source before
         # the TUI started (quotatop/tui_launch.py): the first refresh shows it rather
@@ -174,6 +179,8 @@ class Session:
     def _refresh(self) -> None:
         try:
             raw, self._first = self._first or self.collector.collect(), None
+            if self._same_items_as_shown(raw):
+                return
             # Every string the views paint comes from here: escaped once, where it
             # enters, so that no job name or stderr line sends control characters or
             # bidi overrides to the terminal (collectors/untrusted.py; Rich and Textual
@@ -186,6 +193,7 @@ class Session:
             # only a live source's equal frames are the same picture.
             digest = content_digest(raw) if self.timeline is None else None
             if digest is not None and digest == self._digest and self.snapshot is not None:
+                self._light_digest = self._light_of(raw)
                 # The same cluster as on screen, newly taken: nothing to derive, predict
                 # or paint. The incidents still see time pass (a wait grows into a
                 # starvation) and a recording still gets the frame.
@@ -208,7 +216,7 @@ class Session:
         keep = self.predictions
         preds = keep.updating() if core_available() else Predictions(error=keep.error)
         self.snapshot, self._raw, self.predictions = snap, raw, preds
-        self._digest = digest
+        self._digest, self._light_digest = digest, None
         with self._want_lock:  # before the event: its handler may ask for it
             self._want_prediction = snap
         self.emit(Collected(snap, derived, preds, self.footprint))
@@ -226,6 +234,30 @@ class Session:
             self.recording.append(raw)  # a recording keeps the source's own words
             if self.recording.error:
                 self.emit(RecordingChanged())
+
+    def _light_of(self, raw: Snapshot) -> bytes | None:
+        """The digest of ``raw`` but its jobs, nodes and teams, when those are the
+        objects shown (a source that hands back the same lists for the same answers,
+        as the Slurm collector does); else None."""
+        prev = self._raw
+        if (self.timeline is not None or prev is None or raw.jobs is not prev.jobs
+                or raw.nodes is not prev.nodes or raw.teams is not prev.teams):
+            return None
+        return content_digest(_without_items(raw))
+
+    def _same_items_as_shown(self, raw: Snapshot) -> bool:
+        """The same cluster as on screen, known without escaping or hashing its 8k
+        jobs: the same lists, and the rest equal. Handled as an equal digest is."""
+        light = self._light_of(raw) if self._light_digest is not None else None
+        if light is None or light != self._light_digest or self.snapshot is None:
+            return False
+        small = printable_tree(_without_items(raw))  # this round's status, escaped
+        snap = _refreshed(self.snapshot, small)
+        raw = _refreshed(self._raw or raw, raw)
+        self.snapshot, self._raw = snap, raw
+        self.emit(Unchanged(snap))
+        self._tail(snap, raw, only_if_changed=True)
+        return True
 
     def _unchanged(self, snap: Snapshot) -> bool:
         """The same items as last time, from a source that says it hands them back
