@@ -48,11 +48,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         try:
             args = parser.parse_args(argv)
-        except SystemExit as done:  # --help, --version, or a flag refused
+        except SystemExit:  # --help, --version, or a flag refused: it ends as argparse says
             # argparse printed and leaves the flush to the interpreter's exit, where a
-            # full standard output would pass unsaid (`--help > /dev/full` exited 0).
+            # full standard output would pass unsaid (`--help > /dev/full` exited 0);
+            # flushed here, a failure is the OSError below.
             sys.stdout.flush()
-            return done.code if isinstance(done.code, int) else 2
+            raise
         # SIGHUP (the terminal closed) and SIGTERM kill the commands a source still
         # runs (collectors/procgroups.py) before the process goes as it would have.
         with procgroups.killing_on_signals():
