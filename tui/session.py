@@ -194,15 +194,7 @@ class Session:
             digest = content_digest(raw) if self.timeline is None else None
             if digest is not None and digest == self._digest and self.snapshot is not None:
                 self._light_digest = self._light_of(raw)
-                # The same cluster as on screen, newly taken: nothing to derive, predict
-                # or paint. The incidents still see time pass (a wait grows into a
-                # starvation) and a recording still gets the frame.
-                # The objects on screen are kept, with the new moment: the new ones
-                # are let go at once (two 100k-job snapshots are ~200 MB).
-                snap, raw = _refreshed(self.snapshot, snap), _refreshed(self._raw or raw, raw)
-                self.snapshot, self._raw = snap, raw
-                self.emit(Unchanged(snap))
-                self._tail(snap, raw, only_if_changed=True)
+                self._show_unchanged(snap, raw)
                 return
             derived = derive(snap)
         except Exception as e:  # a collector bug must become a banner, not a crash
@@ -251,13 +243,19 @@ class Session:
         light = self._light_of(raw) if self._light_digest is not None else None
         if light is None or light != self._light_digest or self.snapshot is None:
             return False
-        small = printable_tree(_without_items(raw))  # this round's status, escaped
-        snap = _refreshed(self.snapshot, small)
-        raw = _refreshed(self._raw or raw, raw)
+        self._show_unchanged(printable_tree(_without_items(raw)), raw)  # status escaped
+        return True
+
+    def _show_unchanged(self, snap: Snapshot, raw: Snapshot) -> None:
+        """The same cluster as on screen, newly taken: nothing to derive, predict or
+        paint. The incidents still see time pass (a wait grows into a starvation) and a
+        recording still gets the frame. The objects on screen are kept, with the new
+        moment: the new ones are let go at once (two 100k-job snapshots are ~200 MB)."""
+        assert self.snapshot is not None
+        snap, raw = _refreshed(self.snapshot, snap), _refreshed(self._raw or raw, raw)
         self.snapshot, self._raw = snap, raw
         self.emit(Unchanged(snap))
         self._tail(snap, raw, only_if_changed=True)
-        return True
 
     def _unchanged(self, snap: Snapshot) -> bool:
         """The same items as last time, from a source that says it hands them back

@@ -48,21 +48,21 @@ def install(api_client: Any) -> None:
     from urllib3.connection import HTTPConnection, HTTPSConnection
     from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-    class _Conn(HTTPConnection):
-        def request(self, method: str, url: str, *a: Any, **kw: Any) -> None:  # type: ignore[override]
+    class _OnDeadline:
+        """The connections' one change: their socket joins the thread's Deadline."""
+
+        def request(self, method: str, url: str, *a: Any, **kw: Any) -> None:
             _attach(self, url)
-            super().request(method, url, *a, **kw)
+            super().request(method, url, *a, **kw)  # type: ignore[misc]
             dl = getattr(_local, "deadline", None)
             if dl is not None and dl.expired.is_set():
                 dl.attach(self)  # fired while connecting, before there was a socket
 
-    class _TLSConn(HTTPSConnection):
-        def request(self, method: str, url: str, *a: Any, **kw: Any) -> None:  # type: ignore[override]
-            _attach(self, url)
-            super().request(method, url, *a, **kw)
-            dl = getattr(_local, "deadline", None)
-            if dl is not None and dl.expired.is_set():
-                dl.attach(self)
+    class _Conn(_OnDeadline, HTTPConnection):
+        pass
+
+    class _TLSConn(_OnDeadline, HTTPSConnection):
+        pass
 
     class _Pool(HTTPConnectionPool):
         ConnectionCls = _Conn
