@@ -174,6 +174,10 @@ class Job(Struct, kw_only=True, omit_defaults=True, gc=False):
     # what the source knows of how long this job may run, which the core samples to
     # give a start window rather than one instant (docs/predict.md, "Start windows").
     runtime_history: list[float] = []
+    # True where those runs are of other work of the same user (Slurm: the same shape or
+    # account, not the same request): they say less, and the windows draw half their
+    # run times from the stated prior instead.
+    runtime_history_weak: bool = False
     reservation: str | None = None  # the advanced reservation it asked for (--reservation)
 
 

@@ -5,6 +5,7 @@ job whose history says when it ends, and a queue behind it."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -50,6 +51,22 @@ def test_alike_runs_give_a_narrow_window_and_one_run_a_wider_one() -> None:
     one = windows(one_node([200.0], 200.0))["p0"]
     assert alike.p90 - alike.p10 < one.p90 - one.p10  # type: ignore[operator]
     assert abs(alike.p50 - (NOW + 190)) <= 5  # type: ignore[operator]
+
+
+def test_runs_of_other_work_give_a_window_reaching_down_to_the_prior() -> None:
+    # r's history is one 200 s run of another request (weak): half the draws are the
+    # prior's (uniform 30-600 s), so the window reaches towards r's limit (p90: half of
+    # the prior's mass above 486 s is 10 %, less the 10 s r has run), where a history of
+    # the same request keeps it near 200 s (single-run spread 0.15: p90 1.21 x 200).
+    strong = windows(one_node([200.0], 200.0), samples=400)["p0"]
+    snap = one_node([200.0], 200.0)
+    r = next(j for j in snap.jobs if j.id == "r")
+    weak_snap = msgspec.structs.replace(snap, jobs=[
+        msgspec.structs.replace(r, runtime_history_weak=True),
+        *[j for j in snap.jobs if j.id != "r"]])
+    weak = windows(weak_snap, samples=400)["p0"]
+    assert strong.p90 < NOW + 300 < NOW + 400 < weak.p90  # type: ignore[operator]
+    assert weak.p90 - weak.p10 > 2 * (strong.p90 - strong.p10)  # type: ignore[operator]
 
 
 def test_no_history_is_the_prior_up_to_the_limit() -> None:

@@ -568,6 +568,25 @@ def test_runtime_estimates_on_the_captured_snapshot() -> None:
     live = [j for j in erin if j.state in (PENDING, RUNNING) and j.partition == "gpu"]
     assert live and all(j.runtime_estimate == 0 for j in live)
     assert all("any shape" in (j.runtime_basis or "") for j in live)
+    # Runs of another shape say less of this job: the windows trust them less.
+    assert all(j.runtime_history_weak for j in live)
+
+
+def test_only_runs_of_the_same_request_are_a_strong_history() -> None:
+    from quotatop.collectors.model import COMPLETED
+
+    def job(i: str, gpus: float, state: str = PENDING, elapsed: float = 0.0) -> Job:
+        done = state == COMPLETED
+        return Job(id=i, user="u", team="t", partition="p", qos="normal", state=state,
+                   request={"gpu": gpus}, time_limit=600.0,
+                   start_time=1000.0 if done else None,
+                   end_time=1000.0 + elapsed if done else None)
+
+    history = [job("h1", 4, COMPLETED, 100.0), job("h2", 4, COMPLETED, 120.0)]
+    same, other = with_runtime_estimates([job("1", 4), job("2", 8)], history)
+    assert same.runtime_history == [120.0, 100.0] and not same.runtime_history_weak
+    assert other.runtime_history == [120.0, 100.0] and other.runtime_history_weak
+    assert "any shape" in (other.runtime_basis or "")
 
 
 # ---- 7. priority -----------------------------------------------------------------------------

@@ -366,6 +366,10 @@ pub struct WJob<'a> {
     /// start windows.
     #[serde(default)]
     pub runtime_history: Vec<f64>,
+    /// The history is of other work of the same user (not the same request): the
+    /// windows trust it less.
+    #[serde(default)]
+    pub runtime_history_weak: bool,
     /// The priority and factors the source reports.
     #[serde(default)]
     pub priority: Option<f64>,
