@@ -3,6 +3,7 @@ outages (last good data kept, stale with a one-line reason) and recovery."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -133,6 +134,7 @@ def test_slow_commands_run_once_a_minute_fast_ones_every_refresh() -> None:
     """squeue and sinfo every refresh; sprio and sshare every 30 s (two slurmctld RPCs a
     round saved: Slurm recomputes them every PriorityCalcPeriod); the rest a minute."""
     c, runner, clock = _collector(refresh=2.0, slow_every=60.0)
+    c.IDLE_ROUNDS = 10**6  # the fixture never moves: no idle back-off here (tested below)
     c.collect()
     first = len(runner.calls)
     c.collect()  # within the refresh period: cached, nothing runs
@@ -190,6 +192,34 @@ def test_squeue_json_runs_again_only_when_the_text_form_moves_or_a_minute_passed
     assert "squeue.json" not in round_()
     clock.now += SlurmCollector.JSON_EVERY
     assert round_().count("squeue.json") == 1  # a minute on: for what the text lacks
+
+
+def test_an_idle_cluster_is_asked_less_often_until_something_moves() -> None:
+    """Rounds whose jobs and nodes answer the same bytes, three in a row, double the
+    poll, up to IDLE_MAX; the first round whose squeue moved brings it back."""
+    c, runner, clock = _collector(refresh=2.0)
+    c.collect()
+    rounds_at: list[float] = []
+    for _ in range(200):  # 400 s of 2 s ticks
+        before = len(runner.calls)
+        clock.now += 2.0
+        c.collect()
+        if any(FILES[w] == "squeue.txt" for w in runner.calls[before:]):
+            rounds_at.append(clock.now)
+    gaps = [b - a for a, b in itertools.pairwise(rounds_at)]
+    # The refresh until three rounds answered as the one before; then doubling.
+    assert gaps[:3] == [2.0, 2.0, 4.0]
+    assert sorted(set(gaps)) == [2.0, 4.0, 8.0, 16.0, 30.0]  # doubling, capped
+    assert gaps[-3:] == [30.0] * 3 and c.poll_every() == SlurmCollector.IDLE_MAX
+    text = (V2205 / "squeue.txt").read_bytes()
+    runner.override["squeue.txt"] = text.replace(b"PENDING", b"RUNNING", 1)
+    clock.now += 30.0
+    c.collect()  # the round that sees the change
+    assert c.poll_every() == 2.0
+    before = len(runner.calls)
+    clock.now += 2.0
+    c.collect()
+    assert "squeue.txt" in [FILES[w] for w in runner.calls[before:]]
 
 
 @pytest.mark.parametrize(

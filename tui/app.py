@@ -459,7 +459,7 @@ class QuotatopApp(HabitsMixin, App[None]):
                 t.append(f" │ {snap.source or self.collector.name}")
             age = duration(now - self.last_ok) if self.last_ok is not None else "—"
             t.append(f" │ refreshed {age} ago" if drop < 2 else f" │ {age} ago")
-            t.append(f" │ every {self.refresh_seconds:g}s", style="dim")
+            t.append(f" │ every {self._poll_words()}", style="dim")
             if waiting and waiting[0][1] >= 2 and drop < 1:  # a slow round: what it waits for
                 t.append(f" │ waiting for {_names(waiting)}", style="dim")
         elif not self.failure:
@@ -468,6 +468,18 @@ class QuotatopApp(HabitsMixin, App[None]):
             if waiting:
                 t.append(f": {_names(waiting)}")
         return t
+
+    def _poll_words(self) -> str:
+        """How often the source is asked: the refresh, or the longer poll of a source
+        that asks an idle cluster less often (SlurmCollector.poll_every)."""
+        every = self.refresh_seconds
+        poll = getattr(self.collector, "poll_every", None)
+        base = getattr(self.collector, "refresh", None)
+        if callable(poll) and isinstance(base, int | float):
+            slower = float(poll())
+            if slower > max(every, base):
+                return f"{slower:g}s (nothing moved)"
+        return f"{every:g}s"
 
     def _paint_banner(self, snap: Snapshot | None, now: float) -> None:
         banner = self.main.query_one("#banner", Static)

@@ -95,6 +95,9 @@ class SlurmCollector:
         # jobs, and the viewer sees the same objects: nothing to escape, hash or paint).
         self._raw_hash: dict[str, bytes] = {}
         self._built: tuple[tuple[object, ...], Snapshot] | None = None
+        # Rounds in a row whose jobs and nodes answered the same bytes (see poll_every).
+        self._idle_rounds = 0
+        self._idle_sig: tuple[bytes | None, ...] | None = None
 
     # ---- one round -----------------------------------------------------------------
     def _take(self, name: str, outcome: Result | CommandError, parse: Parser) -> Exception | None:
@@ -227,10 +230,31 @@ class SlurmCollector:
         "connecting to slurm: squeue, sinfo … (3 s)" until the round ends."""
         return self.runner.progress()
 
+    # ---- how often ----------------------------------------------------------------
+    # A cluster where nothing moves is asked less often: after IDLE_ROUNDS rounds in a
+    # row whose jobs and nodes answered the same bytes, the poll doubles, up to
+    # IDLE_MAX. Every round is an RPC to slurmctld and, at 8k jobs, ~80 ms of CPU in
+    # squeue on the login node; hundreds of viewers left open on an idle cluster are a
+    # load on both for nothing. The first change brings the poll back to `refresh`.
+    IDLE_ROUNDS = 3
+    IDLE_MAX = 30.0
+
+    def poll_every(self) -> float:
+        """Seconds between rounds now: ``refresh``, or longer while nothing moves."""
+        doublings = min(self._idle_rounds // self.IDLE_ROUNDS, 8)
+        return min(self.refresh * 2 ** doublings, max(self.refresh, self.IDLE_MAX))
+
+    def _note_idleness(self) -> None:
+        jobs = "squeue text" if "squeue text" in self._raw_hash else "squeue"
+        sig = (self._raw_hash.get(jobs), self._raw_hash.get("sinfo"))
+        moved = sig != self._idle_sig or bool(self._errors) or None in sig
+        self._idle_rounds = 0 if moved else self._idle_rounds + 1
+        self._idle_sig = sig
+
     # ---- the snapshot --------------------------------------------------------------
     def collect(self) -> Snapshot:
         now = self.clock()
-        fresh = self._fast_at is not None and now - self._fast_at < self.refresh
+        fresh = self._fast_at is not None and now - self._fast_at < self.poll_every()
         if self._snapshot is not None and fresh:
             return self._snapshot
         self._fast_at = now
@@ -244,6 +268,7 @@ class SlurmCollector:
         if shares:
             self._share_at = now
         self._round(slow, shares)
+        self._note_idleness()
         try:
             self._snapshot = self._build(now)
         except Exception as exc:  # never a traceback in the TUI: show the last good data
