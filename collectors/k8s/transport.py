@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from quotatop.collectors.deadline import Deadline, DeadlineExpired, TooLarge, read_capped
+from quotatop.collectors.k8s.exec_plugin import PluginError
 
 _local = threading.local()
 
@@ -124,7 +125,10 @@ def bounded_body(
                 timed_out=False,
             ) from None
         except Exception as exc:
-            if not (dl.expired.is_set() or isinstance(exc, DeadlineExpired)):
+            # A PluginError is the exec plugin's own bound (it ran for an expired token
+            # before the request was sent): its line names the plugin, not a timeout.
+            if isinstance(exc, PluginError) or not (
+                    dl.expired.is_set() or isinstance(exc, DeadlineExpired)):
                 raise
             _close(getattr(resp, "response", resp))
             where = last_path()

@@ -11,7 +11,8 @@ http.server whose ``mode`` says how it answers, switchable while a collector pol
 
 The mode applies to the requests whose path is ``only`` (None: every path) and which
 are watches or not as ``on`` says (``"list"``, ``"watch"`` or ``"any"``); every other
-request is answered as in ``good``. ``write_kubeconfig`` points a kubeconfig at it.
+request is answered as in ``good``. ``write_kubeconfig`` points a kubeconfig at it
+(with a token, or the ``user`` given: an exec credential plugin).
 ``close()`` wakes every handler still trickling or holding a watch.
 """
 
@@ -144,12 +145,13 @@ class FakeKube:
                                        name="fake kube-apiserver")
         self.thread.start()
 
-    def write_kubeconfig(self, path: Path) -> Path:
+    def write_kubeconfig(self, path: Path, user: dict[str, object] | None = None) -> Path:
+        """A kubeconfig of this server; ``user`` in place of the token (an ``exec``)."""
         path.write_text(json.dumps({
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
-            "users": [{"name": "viewer", "user": {"token": "fake-token"}}],
+            "users": [{"name": "viewer", "user": user or {"token": "fake-token"}}],
             "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "viewer"}}],
             "current-context": "fake",
         }))
