@@ -127,8 +127,9 @@ def _read(proc: subprocess.Popen[bytes], deadline: float, timeout: float,
                 sizes[key.fd] += len(chunk)
                 if sizes[key.fd] > caps[key.fd]:
                     what = "output" if key.fd == out_fd else "stderr"
-                    raise PluginAbort(f"credential plugin {name}: {what} over "
-                                      f"{caps[key.fd] >> 10} KiB")
+                    cap = caps[key.fd]
+                    size = f"{cap >> 20} MiB" if cap >= 1 << 20 else f"{cap >> 10} KiB"
+                    raise PluginAbort(f"credential plugin {name}: {what} over {size}")
                 bufs[key.fd].append(chunk)
     return b"".join(bufs[out_fd]), b"".join(bufs[err_fd])
 
