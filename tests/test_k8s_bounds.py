@@ -129,34 +129,54 @@ def _rss() -> int:
     return psutil.Process().memory_info().rss
 
 
+def _collect_measuring_rss(col: KubernetesCollector) -> tuple[Snapshot, int]:
+    """(``col.collect()``, the growth of this process's peak RSS while it ran); closes."""
+    peak = [_rss()]
+    base = peak[0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.01):
+            peak[0] = max(peak[0], _rss())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        snap = collect_within(col)
+    finally:
+        done.set()
+        sampler.join(5)
+        close_within(col)
+    return snap, max(peak[0], _rss()) - base
+
+
 @pytest.mark.parametrize("path", ["/api/v1/pods", "/apis"])
 def test_huge_answer_is_refused_at_the_cap_in_bounded_memory(path: str, tmp_path: Path) -> None:
     with fake_kube("huge", only=path, on="list") as fake:
-        col = collector(fake, tmp_path)
-        peak = [_rss()]
-        base = peak[0]
-        done = threading.Event()
-
-        def sample() -> None:
-            while not done.wait(0.01):
-                peak[0] = max(peak[0], _rss())
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        try:
-            snap = collect_within(col)
-        finally:
-            done.set()
-            sampler.join(5)
-            close_within(col)
+        snap, growth = _collect_measuring_rss(collector(fake, tmp_path))
         assert snap.stale
         assert snap.stale_reason is not None
         assert snap.stale_reason.startswith(f"k8s: answer larger than 64 MiB from {path}"), \
             snap.stale_reason
         assert "\n" not in snap.stale_reason
-        growth = max(peak[0], _rss()) - base
         assert growth < 200 << 20, f"RSS grew by {growth >> 20} MiB"
         assert fake.sent_huge < fake.huge_bytes  # it stopped reading: the server gave up
+
+
+@pytest.mark.parametrize("path", ["/api/v1/pods", "/apis"])
+def test_huge_error_answer_is_refused_at_its_cap_in_bounded_memory(
+        path: str, tmp_path: Path) -> None:
+    # Issue #35: the kubernetes client read an error answer's body whole (ApiException
+    # is made from all of it), so a 600 MB HTTP 500 was cut only by the deadline.
+    with fake_kube("huge-error", only=path, on="list") as fake:
+        snap, growth = _collect_measuring_rss(collector(fake, tmp_path))
+        assert snap.stale
+        assert snap.stale_reason is not None
+        assert snap.stale_reason.startswith(
+            f"k8s: HTTP 500 answer larger than 1 MiB from {path}"), snap.stale_reason
+        assert "\n" not in snap.stale_reason
+        assert growth < 200 << 20, f"RSS grew by {growth >> 20} MiB"
+        assert fake.sent_huge < fake.huge_bytes
 
 
 def test_snapshot_cli_on_a_trickling_server_is_one_line_and_exit_2(tmp_path: Path) -> None:

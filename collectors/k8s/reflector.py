@@ -295,7 +295,7 @@ def check_response(resp: Any) -> None:
             raw = getattr(resp, "response", None)
             data = getattr(resp, "data", None) if raw is not None else None
             if data is None:
-                data = read_capped(raw if raw is not None else resp, 1 << 20)
+                data = read_capped(raw if raw is not None else resp, transport.ERROR_CAP)
             body = data.decode("utf-8", errors="replace")
         except TooLarge:
             body = None
