@@ -281,6 +281,21 @@ def test_a_failing_exec_plugin_is_one_line_and_nothing_on_stderr(
     assert capfd.readouterr().err == ""
 
 
+def test_an_exec_credential_without_a_credential_is_one_line_and_nothing_on_stderr(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    with fake_kube("good") as fake:
+        kc = _plugin_kubeconfig(fake, tmp_path, f"print('{{\"apiVersion\": \"{EXEC_API}\", "
+                                                "\"kind\": \"ExecCredential\", \"status\": {}}')")
+        col = collector(fake, tmp_path, kubeconfig=str(kc))
+        try:
+            snap = collect_within(col)
+        finally:
+            close_within(col)
+    assert snap.stale_reason == ("k8s: credential plugin slow-plugin: its ExecCredential "
+                                 "holds neither a token nor a client certificate and key")
+    assert capfd.readouterr().err == ""
+
+
 def test_an_exec_plugin_rerun_for_an_expired_token_is_bounded_too(tmp_path: Path) -> None:
     # The client reruns the plugin from a hook on each request once the token has expired:
     # the first run answers (already expired), the second hangs.

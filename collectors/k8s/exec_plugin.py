@@ -186,7 +186,15 @@ def run_plugin(args: list[str], env: dict[str, str], cwd: str | None,
     if data.get("apiVersion") != api_version:
         raise PluginAbort(f"credential plugin {name}: apiVersion "
                           f"{printable(str(data.get('apiVersion')))[:60]} is not {api_version}")
-    return data["status"]
+    status = data["status"]
+    # Checked here: the client only logs an ExecCredential with neither (logging.error, a
+    # line on the terminal) and goes on without credentials.
+    if not (isinstance(status.get("token"), str) or (
+            isinstance(status.get("clientCertificateData"), str)
+            and isinstance(status.get("clientKeyData"), str))):
+        raise PluginAbort(f"credential plugin {name}: its ExecCredential holds neither a "
+                          "token nor a client certificate and key")
+    return status
 
 
 def install() -> None:
