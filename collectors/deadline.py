@@ -2,10 +2,11 @@
 
 A socket timeout is per read: a server that sends one byte a second never trips it.
 ``Deadline`` is the whole request's bound instead: when it fires, every socket attached
-to it is shut down, which wakes the read blocked on it (the idea of
-``prometheus_source._get``'s ``cut``). ``cut()`` may also be called early, from any
-thread (a collector that stops). ``read_capped`` reads a body in chunks, so an answer
-past the cap is refused after ``cap`` bytes, not held whole first."""
+to it is shut down, which wakes the read blocked on it. One deadline may bound several
+requests in turn (a Prometheus collect's queries), each given ``remaining()``. ``cut()``
+may also be called early, from any thread (a collector that stops). ``read_capped``
+reads a body in chunks, so an answer past the cap is refused after ``cap`` bytes, not
+held whole first."""
 
 from __future__ import annotations
 
@@ -63,6 +64,15 @@ class Deadline:
             self._socks.append(holder)
         if self.expired.is_set():
             _shut(holder)
+
+    def remaining(self) -> float | None:
+        """Seconds left (0.0 once it has fired); None for a deadline of no timeout.
+        One deadline may bound several requests in turn: each gets what is left."""
+        if self.expired.is_set():
+            return 0.0
+        if self._end is None:
+            return None
+        return max(0.0, self._end - time.monotonic())
 
     def check(self) -> None:
         if self.expired.is_set() or (self._end is not None and time.monotonic() >= self._end):

@@ -4,28 +4,29 @@ Quotas say what a team holds; DCGM says what its GPUs actually do. This source
 fetches both as ``Series`` (for sparklines and the Overview) and turns the pair
 into findings such as "ml-research holds 40 GPUs at 5% utilization".
 
-Each query is one HTTP GET with one overall deadline (``timeout``), connect, headers
-and body together: a server that answers a byte a second is cut off at the deadline,
-not once per byte. The answer is bounded in size and checked for shape; a malformed
-answer is a source error (the banner, and the last good data stays on screen), never
-an exception out of ``collect``. The HTTP client is the standard library's, loaded on
-the first collect.
+A collect has one overall deadline (``timeout``, ``collectors/deadline.py``) for all
+its queries, connect, headers and body together, each query given what is left: a
+server that answers a byte a second is cut off at the deadline, not once per byte,
+and one that answers each query just under the timeout ends the round at the timeout,
+not after nine of them. A round cut at its deadline is stale as a whole. The answer
+is bounded in size and checked for shape; a malformed answer is a source error (the
+banner, and the last good data stays on screen), never an exception out of
+``collect``. The HTTP client is the standard library's, loaded on the first collect.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 import msgspec
 
+from quotatop.collectors.deadline import Deadline, DeadlineExpired, TooLarge, read_capped
 from quotatop.collectors.model import Series, Snapshot, SourceStatus, Team
 from quotatop.collectors.untrusted import redact_url as redact_url  # re-exported: the one
 
@@ -177,6 +178,18 @@ def find_underused(
 
 class _Unreachable(Exception):
     """Prometheus itself did not answer; later queries this round would not either."""
+
+
+class _TimedOut(_Unreachable):
+    """The collect's one deadline ran out: the round is incomplete, so it is stale."""
+
+
+class _Read1:
+    """``resp`` read as ``read_capped`` reads: ``read1``, so that a chunk is what has
+    come, not a wait for 64 KiB of a server that sends a byte at a time."""
+
+    def __init__(self, resp: object) -> None:
+        self.read = resp.read1  # type: ignore[attr-defined]
 
 
 class _Malformed(RuntimeError):
@@ -370,7 +383,7 @@ class PrometheusCollector:
         self._last_good: list[Series] = []
         self._last_teams: list[Team] = []
         self._interrupted = False  # interrupt(): no more requests
-        self._cut: Callable[[], None] | None = None  # ends the request in flight
+        self._deadline: Deadline | None = None  # the collect's: interrupt() cuts it
         try:
             self._load_credentials()
         except ValueError as exc:
@@ -410,72 +423,49 @@ class PrometheusCollector:
             headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
         return headers
 
-    def _get(self, path: str, params: dict[str, str]) -> tuple[int, bytes]:
-        """One GET within one deadline: (status, body). _Unreachable when the server
-        does not answer in time or at all; _Malformed when the answer is too large."""
+    def _get(self, path: str, params: dict[str, str], deadline: Deadline) -> tuple[int, bytes]:
+        """One GET within what is left of the collect's ``deadline``: (status, body).
+        _TimedOut when it runs out (connect, headers and body together), _Unreachable
+        when the server does not answer at all, _Malformed when the answer is too large."""
         import http.client
-        import socket
-        import threading
         from urllib.parse import urlencode
 
         cfg = self.config
-        timeout = float(cfg.timeout)
-        deadline = time.monotonic() + timeout
+        left = deadline.remaining()
+        if self._interrupted:  # interrupted before (or as) this request began
+            raise _Unreachable("not asked, quotatop is quitting")
+        if left is not None and left <= 0.0:
+            raise _TimedOut(f"timed out after {cfg.timeout:g}s")
         parts = urlsplit(cfg.url)
         host, port = parts.hostname or "", parts.port
         target = f"{parts.path.rstrip('/')}{path}?{urlencode(params)}"
+        # The socket timeout is what is left too: a connect that never reaches the
+        # server (no socket to shut yet) still ends by the collect's deadline.
         if parts.scheme == "https":
             import ssl
 
             conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-                host, port, timeout=timeout, context=ssl.create_default_context())
+                host, port, timeout=left, context=ssl.create_default_context())
         else:
-            conn = http.client.HTTPConnection(host, port, timeout=timeout)
-        expired = threading.Event()
-        # The socket, kept: getresponse() drops conn.sock once the server says it will
-        # close (HTTP/1.0), and the body is read from it after that.
-        opened: list[socket.socket] = []
-
-        def cut() -> None:  # the deadline: wake a read blocked on a trickling server
-            expired.set()
-            sock = conn.sock or (opened[0] if opened else None)
-            if sock is not None:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-
-        timer = threading.Timer(timeout, cut)
-        timer.daemon = True
-        timer.start()
-        self._cut = cut
+            conn = http.client.HTTPConnection(host, port, timeout=left)
         try:
-            if self._interrupted:  # interrupted before (or as) this request began
-                raise _Unreachable("not asked, quotatop is quitting")
             conn.connect()
+            # The socket itself, not conn: getresponse() drops conn.sock once the server
+            # says it will close (HTTP/1.0), and the body is read from it after that.
+            # Attached after an expiry, it is shut at once.
             if conn.sock is not None:
-                opened.append(conn.sock)
-            if expired.is_set():  # cut while connecting: there was no socket to shut
-                raise TimeoutError
+                deadline.attach(conn.sock)
+            deadline.check()
             conn.request("GET", target, headers=self._auth_headers())
             resp = conn.getresponse()
-            chunks, size = [], 0
-            while True:
-                if time.monotonic() >= deadline:
-                    raise TimeoutError
-                chunk = resp.read1(65536)
-                if not chunk:
-                    break
-                size += len(chunk)
-                if size > cfg.max_answer_bytes:
-                    raise _Malformed(f"answer larger than {cfg.max_answer_bytes >> 20} MiB")
-                chunks.append(chunk)
-            if expired.is_set():
-                raise TimeoutError
-            return resp.status, b"".join(chunks)
-        except _Malformed:
-            raise
-        except (TimeoutError, OSError, http.client.HTTPException, ValueError) as exc:
-            if expired.is_set() or time.monotonic() >= deadline or isinstance(exc, TimeoutError):
-                raise _Unreachable(f"timed out after {cfg.timeout:g}s") from None
+            body = read_capped(_Read1(resp), cfg.max_answer_bytes, deadline)
+            return resp.status, body
+        except TooLarge:
+            raise _Malformed(f"answer larger than {cfg.max_answer_bytes >> 20} MiB") from None
+        except (DeadlineExpired, OSError, http.client.HTTPException, ValueError) as exc:
+            if (deadline.expired.is_set() or isinstance(exc, DeadlineExpired | TimeoutError)
+                    or deadline.remaining() == 0.0):
+                raise _TimedOut(f"timed out after {cfg.timeout:g}s") from None
             if isinstance(exc, ConnectionRefusedError):
                 raise _Unreachable(f"connection refused at {redact_url(cfg.url)}") from None
             if isinstance(exc, http.client.RemoteDisconnected):
@@ -485,16 +475,15 @@ class PrometheusCollector:
                 raise _Malformed(f"malformed answer ({type(exc).__name__})") from None
             raise _Unreachable(self._describe_connection_error(exc)) from None
         finally:
-            self._cut = None
-            timer.cancel()
             conn.close()
 
     def _run_query(self, name: str, promql: str, start: datetime, end: datetime,
-                   warnings: list[str] | None = None,
+                   deadline: Deadline, warnings: list[str] | None = None,
                    max_points: int | None = None) -> list[Series]:
         status, body = self._get("/api/v1/query_range", {
             "query": promql, "start": f"{start.timestamp():.3f}",
-            "end": f"{end.timestamp():.3f}", "step": f"{self.config.step_seconds:g}"})
+            "end": f"{end.timestamp():.3f}", "step": f"{self.config.step_seconds:g}"},
+            deadline)
         if status == 401:
             raise RuntimeError("HTTP 401 unauthorized: check the bearer token or basic auth")
         if status == 403:
@@ -526,12 +515,23 @@ class PrometheusCollector:
                 SourceStatus(name="prometheus", ok=False, error=self._config_error, at=now)
             )
             return self._stale(snap, f"prometheus: {self._config_error}")
+        # One deadline for the whole round, each query given what is left: a server that
+        # answered each of nine queries just under the timeout made a collect 9x it.
+        deadline = self._deadline = Deadline(float(self.config.timeout)).start()
+        try:
+            return self._collect_round(snap, now, deadline)
+        finally:
+            self._deadline = None
+            deadline.cancel()
+
+    def _collect_round(self, snap: Snapshot, now: float, deadline: Deadline) -> Snapshot:
         end = datetime.fromtimestamp(now, tz=UTC)
         start = datetime.fromtimestamp(now - self.config.range_seconds, tz=UTC)
         series: list[Series] = []
         refused: list[str] = []  # one line per query of the series left out
         points = 0  # kept this round, against max_points
         unreachable: str | None = None
+        timed_out = False  # the round's deadline ran out: what came back is not all
         failed: str | None = None  # the first query error (HTTP, malformed answer)
         for name, promql in self._queries.items():
             t0 = time.perf_counter()
@@ -543,10 +543,11 @@ class PrometheusCollector:
                 )
                 continue
             try:
-                got = self._run_query(name, promql, start, end, refused,
+                got = self._run_query(name, promql, start, end, deadline, refused,
                                       self.config.max_points - points)
             except _Unreachable as exc:
                 unreachable = str(exc)
+                timed_out = isinstance(exc, _TimedOut)
                 err = unreachable
                 got = None
             except RuntimeError as exc:
@@ -579,7 +580,7 @@ class PrometheusCollector:
                 snap.status.append(
                     SourceStatus(name=f"prometheus:{name}", ok=True, latency_ms=latency, at=now)
                 )
-        if not series and (unreachable or failed):
+        if timed_out or (not series and (unreachable or failed)):
             # Nothing usable came back: the last good data stays, marked stale.
             snap.warnings = refused
             return self._stale(snap, f"prometheus: {unreachable or failed}")
@@ -652,9 +653,9 @@ class PrometheusCollector:
         collect thread before it returns. Safe from any thread; for good. A connect
         that has not reached the server yet still ends at its own timeout."""
         self._interrupted = True
-        cut = self._cut
-        if cut is not None:
-            cut()
+        deadline = self._deadline
+        if deadline is not None:
+            deadline.cut()
 
     def close(self) -> None:
         """Nothing stays open: each query has its own connection."""

@@ -4,7 +4,7 @@
 FILE`` (and ``predict --source live FILE``) reads its frames instead of polling the
 cluster again, so ten viewers cost the scheduler what the poller alone does. A
 live source is a collector whose snapshot is the newest frame: the file is opened
-read-only (``Recording(read_only=True)``: SQLite ``mode=ro``, docs/recording.md "One
+read-only (``Recording(read_only=True, follow=True)``: SQLite ``mode=ro``, docs/recording.md "One
 poller, many viewers"), the newest frame is decoded at once, and each ``collect``
 reads only the frames committed since the last one (a step forward in the delta
 chain, or a new keyframe). Predictions are the viewer's own: the TUI runs the core
@@ -57,7 +57,8 @@ class LiveSource:
         self.pidfile = Path(pidfile) if pidfile is not None else None
         self.stale_after = stale_after
         self.clock = clock
-        self.recording = Recording(self.path, read_only=True)  # RecordingError: bad file
+        # follow: the file itself, never a private copy, to see the poller's new frames.
+        self.recording = Recording(self.path, read_only=True, follow=True)  # RecordingError
         meta = self.recording.meta
         self.name = f"live:{meta.get('source') or '?'}:{Path(self.path).name}"
         self._inode = _inode(self.path)
@@ -175,7 +176,7 @@ class LiveSource:
         if not (replaced or started):
             return
         try:
-            fresh = Recording(self.path, read_only=True)
+            fresh = Recording(self.path, read_only=True, follow=True)
         except RecordingError as e:
             self._error = str(e)
             return

@@ -59,6 +59,7 @@ from msgspec import Struct
 from msgspec.structs import astuple
 
 from quotatop.collectors.model import Job, Node, Partition, QoS, Snapshot, Team
+from quotatop.recording.private_copy import ChangedWhileCopied, PrivateCopy
 
 FORMAT_NAME = "quotatop-recording"
 FORMAT_VERSION = 2
@@ -509,11 +510,17 @@ class _Db:
     ``meta`` and ``frames`` tables with ``format = quotatop-recording``. Only then is
     it opened for writing (``write``) and switched to WAL; another application's
     SQLite file is never changed, nor left with -wal/-shm files beside it. A new
-    recording (``create`` and no file yet) is made with mode 0600."""
+    recording (``create`` and no file yet) is made with mode 0600.
+
+    ``read_only`` with a ``-wal`` beside the file reads a private copy of it
+    (``private_copy.py``: SQLite would write the ``-shm``) unless ``follow`` (a viewer
+    of a file a writer is appending to, which shares the writer's index by design)."""
 
     def __init__(self, path: str | Path, *, create: bool = False, write: bool = False,
-                 read_only: bool = False) -> None:
-        self.path = str(path)
+                 read_only: bool = False, follow: bool = False) -> None:
+        self.path = str(path)  # what messages name: the user's file, never the copy
+        self.target = self.path  # what SQLite opens: the file, or its private copy
+        self.copy: PrivateCopy | None = None
         self.fresh = False
         self.immutable = False  # opened read-only with no writer beside it (read_only)
         p = Path(self.path)
@@ -523,18 +530,43 @@ class _Db:
         if not p.is_file():
             raise RecordingError(f"{self.path}: no such recording")
         try:
-            head = p.open("rb").read(100)
+            with p.open("rb") as fh:
+                head = fh.read(100)
         except OSError as e:
             raise RecordingError(f"{self.path}: cannot read ({e.strerror})") from None
-        if create and not head:  # an empty file: nothing in it to lose
-            self.fresh = True
-            self._open(write=True)
-            return
-        self._identify(head)
-        if read_only:
-            self._open_read_only()
-        else:
-            self._open(write=write or create)
+        if read_only and not follow and Path(self.path + "-wal").exists():
+            self._check_header(head)  # another application's file is refused, not copied
+            self._copy()
+        try:
+            if create and not head:  # an empty file: nothing in it to lose
+                self.fresh = True
+                self._open(write=True)
+                return
+            self._identify(head)
+            if read_only:
+                self._open_read_only()
+            else:
+                self._open(write=write or create)
+        except BaseException:
+            self._remove_copy()
+            raise
+
+    def _copy(self) -> None:
+        try:
+            self.copy = PrivateCopy(self.path)
+        except ChangedWhileCopied:
+            raise RecordingError(
+                f"{self.path}: a recorder is writing it (it changed each time it was "
+                f"copied to be read unchanged): follow it with --source live") from None
+        except OSError as e:
+            raise RecordingError(
+                f"{self.path}: cannot copy it to read it unchanged "
+                f"({e.strerror or e})") from None
+        self.target = self.copy.path
+
+    def _remove_copy(self) -> None:
+        if self.copy is not None:
+            self.copy.remove()
 
     def _create(self, p: Path) -> None:
         parent = p.parent
@@ -548,23 +580,25 @@ class _Db:
         self.fresh = True
         self._open(write=True)
 
-    def _identify(self, head: bytes) -> None:
+    def _check_header(self, head: bytes) -> int:
+        """The header's application_id; RecordingError unless SQLite's and 0 or ours."""
         if not head.startswith(_SQLITE_MAGIC) or len(head) < 100:
             raise RecordingError(f"{self.path}: not a quotatop recording (not an SQLite file)")
         app_id = int.from_bytes(head[68:72], "big")
-        if app_id == APPLICATION_ID:
-            return
-        if app_id != 0:
+        if app_id not in (0, APPLICATION_ID):
             raise RecordingError(
                 f"{self.path}: not a quotatop recording (an SQLite file of another "
                 f"application, id {app_id:#x})")
+        return app_id
+
+    def _identify(self, head: bytes) -> None:
+        if self._check_header(head) == APPLICATION_ID:
+            return
         # No id: a recording from before it was set, or anything else. Look at its tables
-        # without changing it: immutable (no lock, no -shm) unless a -wal beside it may
-        # hold what a live writer has not checkpointed yet.
-        live = Path(self.path + "-wal").exists()
-        params = {"mode": "ro"} if live else {"mode": "ro", "immutable": "1"}
+        # without changing it (_read_params): immutable (no lock, no -shm) unless a -wal
+        # beside it may hold what a writer has not checkpointed yet; its private copy.
         try:
-            conn = _connect(_uri(self.path, **params), uri=True)
+            conn = _connect(_uri(self.target, **self._read_params()), uri=True)
         except _DB_ERRORS as e:
             raise RecordingError(f"{self.path}: not a quotatop recording ({e})") from None
         try:
@@ -600,6 +634,16 @@ class _Db:
                 self.conn.close()
             raise RecordingError(f"{self.path}: not a quotatop recording ({e})") from None
 
+    def _read_params(self) -> dict[str, str]:
+        """How a look that must change nothing opens ``target``: a private copy as an
+        ordinary file (it is ours; its index is made beside it), else ``mode=ro``, and
+        ``immutable`` too when no ``-wal`` is beside it (``_open_read_only``)."""
+        if self.copy is not None:
+            return {}
+        if Path(self.path + "-wal").exists():
+            return {"mode": "ro"}
+        return {"mode": "ro", "immutable": "1"}
+
     def _open_read_only(self) -> None:
         """A viewer's connection to a file a live poller may be writing: it can never
         change the file, take a lock that stops the poller, or change its journal mode.
@@ -613,12 +657,11 @@ class _Db:
         connection does not remove them on close; refused outright where the viewer
         cannot write the folder), so the file is read as ``immutable``, which creates
         nothing; the caller reopens once a ``-wal`` appears (``immutable`` caches what
-        it read and never looks again)."""
-        live = Path(self.path + "-wal").exists()
-        self.immutable = not live
-        params = {"mode": "ro"} if live else {"mode": "ro", "immutable": "1"}
+        it read and never looks again). A private copy (``__init__``) is read as an
+        ordinary file, and counts as immutable: it sees nothing written after it."""
+        self.immutable = self.copy is not None or not Path(self.path + "-wal").exists()
         try:
-            self.conn = _connect(_uri(self.path, **params), uri=True)
+            self.conn = _connect(_uri(self.target, **self._read_params()), uri=True)
             # Belt and braces over mode=ro: this connection refuses any write itself.
             self.conn.execute("PRAGMA query_only=1")
             self.conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
@@ -661,7 +704,10 @@ class _Db:
         return meta
 
     def close(self) -> None:
-        self.conn.close()
+        try:
+            self.conn.close()
+        finally:
+            self._remove_copy()
 
 
 class Recorder:
@@ -1033,17 +1079,20 @@ class _Cursor:
 class Recording:
     """A recording opened for reading: frame times, and any frame by index."""
 
-    def __init__(self, path: str | Path, *, read_only: bool = True) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = True,
+                 follow: bool = False) -> None:
         # Read-only by default: reading never changes a recording, not even one whose
         # recorder was killed (an ordinary connection folds its -wal into the file and
         # deletes -wal and -shm). ``read_only=False`` is that repair, asked for.
-        # A viewer of a file a poller is still writing reads it so too (``refresh``).
+        # A viewer of a file a poller is still writing reads it so too (``refresh``),
+        # with ``follow``: the file itself. Without, a file with a -wal beside it is
+        # read from a private copy (_Db), so that not even its -shm changes.
         # Reads and close take turns: a viewer's collect thread may still be reading
         # when it closes the source, and SQLite closed under a running statement
         # crashed the process (a segfault, found by CI). A read after the close is a
         # RecordingError ("closed database").
         self._lock = threading.RLock()
-        self._db = _Db(path, read_only=read_only)
+        self._db = _Db(path, read_only=read_only, follow=follow)
         try:
             self.meta = self._db.meta()
             rows = self._db.conn.execute(

@@ -25,7 +25,11 @@ from quotatop.cli import main
 from quotatop.collectors.errors import UserError
 from quotatop.collectors.k8s.quantity import parse_quantity
 from quotatop.collectors.model import Snapshot, Team, to_msgpack
-from quotatop.collectors.prometheus_source import PrometheusCollector, PrometheusConfig
+from quotatop.collectors.prometheus_source import (
+    DEFAULT_GROUPS,
+    PrometheusCollector,
+    PrometheusConfig,
+)
 from quotatop.recording.replay_source import ReplaySource
 from quotatop.recording.store import (
     APPLICATION_ID,
@@ -419,7 +423,7 @@ def fake_prometheus() -> Iterator[FakePrometheus]:
 
 
 @contextmanager
-def fake_prom(mode: str, **kw: int) -> Iterator[FakePrometheus]:
+def fake_prom(mode: str, **kw: float) -> Iterator[FakePrometheus]:
     fake = FakePrometheus(mode, **kw)  # type: ignore[arg-type]
     try:
         yield fake
@@ -451,6 +455,29 @@ def test_a_trickling_prometheus_times_out_at_one_deadline(
     assert elapsed < 3.0  # one query waits out the 1 s deadline; the rest are skipped
     assert snap.stale and snap.stale_reason == "prometheus: timed out after 1s"
     assert [t.name for t in snap.teams] == ["a"]
+
+
+@pytest.mark.timeout(60)
+def test_a_slow_prometheus_is_bounded_per_collect_not_per_query() -> None:
+    # Issue #35: the timeout was per query, so a server that answered each of the nine
+    # default queries just under it made one collect take nine timeouts. Now the round
+    # has one deadline: half a timeout an answer, it ends after two or so, never nine.
+    with fake_prom("slow", slow_by=0.5) as fake:
+        fake.mode = "good"
+        col = prom(fake.url, groups=DEFAULT_GROUPS)
+        queries = len(col._queries)
+        assert queries == 9
+        good = col.collect()
+        assert [t.name for t in good.teams] == ["a"] and not good.stale
+        fake.mode, fake.answered = "slow", 0
+        snap = col.collect()
+        answered = fake.answered
+    assert snap.stale and snap.stale_reason == "prometheus: timed out after 1s"
+    assert [t.name for t in snap.teams] == ["a"]  # the last good data, kept
+    # The bound, counted by the server: within the 1 s deadline and a margin, two
+    # answers of 0.5 s (a third may be written as the cut comes), far from nine.
+    assert 1 <= answered <= 4, answered
+    assert sum((s.error or "").startswith("skipped: timed out") for s in snap.status) >= 4
 
 
 def test_http_500_everywhere_keeps_the_last_good_teams(fake_prometheus: FakePrometheus) -> None:

@@ -129,34 +129,54 @@ def _rss() -> int:
     return psutil.Process().memory_info().rss
 
 
+def _collect_measuring_rss(col: KubernetesCollector) -> tuple[Snapshot, int]:
+    """(``col.collect()``, the growth of this process's peak RSS while it ran); closes."""
+    peak = [_rss()]
+    base = peak[0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.01):
+            peak[0] = max(peak[0], _rss())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        snap = collect_within(col)
+    finally:
+        done.set()
+        sampler.join(5)
+        close_within(col)
+    return snap, max(peak[0], _rss()) - base
+
+
 @pytest.mark.parametrize("path", ["/api/v1/pods", "/apis"])
 def test_huge_answer_is_refused_at_the_cap_in_bounded_memory(path: str, tmp_path: Path) -> None:
     with fake_kube("huge", only=path, on="list") as fake:
-        col = collector(fake, tmp_path)
-        peak = [_rss()]
-        base = peak[0]
-        done = threading.Event()
-
-        def sample() -> None:
-            while not done.wait(0.01):
-                peak[0] = max(peak[0], _rss())
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        try:
-            snap = collect_within(col)
-        finally:
-            done.set()
-            sampler.join(5)
-            close_within(col)
+        snap, growth = _collect_measuring_rss(collector(fake, tmp_path))
         assert snap.stale
         assert snap.stale_reason is not None
         assert snap.stale_reason.startswith(f"k8s: answer larger than 64 MiB from {path}"), \
             snap.stale_reason
         assert "\n" not in snap.stale_reason
-        growth = max(peak[0], _rss()) - base
         assert growth < 200 << 20, f"RSS grew by {growth >> 20} MiB"
         assert fake.sent_huge < fake.huge_bytes  # it stopped reading: the server gave up
+
+
+@pytest.mark.parametrize("path", ["/api/v1/pods", "/apis"])
+def test_huge_error_answer_is_refused_at_its_cap_in_bounded_memory(
+        path: str, tmp_path: Path) -> None:
+    # Issue #35: the kubernetes client read an error answer's body whole (ApiException
+    # is made from all of it), so a 600 MB HTTP 500 was cut only by the deadline.
+    with fake_kube("huge-error", only=path, on="list") as fake:
+        snap, growth = _collect_measuring_rss(collector(fake, tmp_path))
+        assert snap.stale
+        assert snap.stale_reason is not None
+        assert snap.stale_reason.startswith(
+            f"k8s: HTTP 500 answer larger than 1 MiB from {path}"), snap.stale_reason
+        assert "\n" not in snap.stale_reason
+        assert growth < 200 << 20, f"RSS grew by {growth >> 20} MiB"
+        assert fake.sent_huge < fake.huge_bytes
 
 
 def test_snapshot_cli_on_a_trickling_server_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -173,3 +193,123 @@ def test_snapshot_cli_on_a_trickling_server_is_one_line_and_exit_2(tmp_path: Pat
     assert proc.stderr.splitlines() == [
         f"quotatop: k8s: no data: timed out after {TIMEOUT:g}s waiting for /apis"], proc.stderr
     assert proc.stdout == ""
+
+
+# ---- an exec credential plugin ----------------------------------------------------------
+
+EXEC_API = "client.authentication.k8s.io/v1"
+
+
+def _plugin_kubeconfig(fake: FakeKube, tmp_path: Path, body: str) -> Path:
+    """A kubeconfig whose user's credential comes from a plugin script ``slow-plugin``
+    of ``body`` (Python), which first writes its pid to ``plugin.pid``."""
+    script = tmp_path / "slow-plugin"
+    script.write_text(f"#!{sys.executable}\nimport os, sys, time\n"
+                      f"open({str(tmp_path / 'plugin.pid')!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
+                      f"{body}\n")
+    script.chmod(0o755)
+    return fake.write_kubeconfig(tmp_path / "plugin-kubeconfig", user={
+        "exec": {"apiVersion": EXEC_API, "command": str(script), "interactiveMode": "Never"}})
+
+
+def _plugin_pids(tmp_path: Path) -> list[int]:
+    path = tmp_path / "plugin.pid"
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def _kill_left(pids: list[int]) -> list[int]:
+    """The pids still alive (killed now, so a failing test leaves nothing behind)."""
+    left = []
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                continue
+        except psutil.NoSuchProcess:
+            continue
+        left.append(pid)
+        proc.kill()
+    return left
+
+
+CREDENTIAL = ('print(\'{"apiVersion": "%s", "kind": "ExecCredential", '
+              '"status": {"token": "from-plugin"%s}}\')')
+
+
+def test_a_hanging_exec_plugin_is_killed_at_the_timeout(tmp_path: Path) -> None:
+    # Issue #35: the kubernetes client runs the plugin with no timeout: for ever.
+    with fake_kube("good") as fake:
+        kc = _plugin_kubeconfig(fake, tmp_path, "time.sleep(60)")
+        col = collector(fake, tmp_path, kubeconfig=str(kc))
+        try:
+            snap = collect_within(col)
+        finally:
+            close_within(col)
+            left = _kill_left(_plugin_pids(tmp_path))
+    assert snap.stale
+    assert snap.stale_reason == f"k8s: credential plugin slow-plugin did not answer within " \
+                                f"{TIMEOUT:g}s", snap.stale_reason
+    assert len(_plugin_pids(tmp_path)) == 1 and left == []  # it ran, and is gone
+
+
+def test_an_exec_plugin_that_answers_gives_its_token(tmp_path: Path) -> None:
+    with fake_kube("good") as fake:
+        kc = _plugin_kubeconfig(fake, tmp_path, CREDENTIAL % (EXEC_API, ""))
+        col = collector(fake, tmp_path, kubeconfig=str(kc))
+        try:
+            snap = collect_within(col)
+            assert not snap.stale, snap.stale_reason
+            assert col._api_client.configuration.api_key["BearerToken"] == "Bearer from-plugin"
+        finally:
+            close_within(col)
+
+
+def test_a_failing_exec_plugin_is_one_line_and_nothing_on_stderr(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    # The client logged the plugin's failure (logging.error: a line on the TUI's screen)
+    # and went on with no credentials.
+    with fake_kube("good") as fake:
+        kc = _plugin_kubeconfig(fake, tmp_path, "sys.stderr.write('no \\x1b[31mlogin\\n'); "
+                                                "sys.exit(3)")
+        col = collector(fake, tmp_path, kubeconfig=str(kc))
+        try:
+            snap = collect_within(col)
+        finally:
+            close_within(col)
+    assert snap.stale_reason == (
+        "k8s: credential plugin slow-plugin failed (exit status 3): no \\x1b[31mlogin")
+    assert capfd.readouterr().err == ""
+
+
+def test_an_exec_credential_without_a_credential_is_one_line_and_nothing_on_stderr(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    with fake_kube("good") as fake:
+        kc = _plugin_kubeconfig(fake, tmp_path, f"print('{{\"apiVersion\": \"{EXEC_API}\", "
+                                                "\"kind\": \"ExecCredential\", \"status\": {}}')")
+        col = collector(fake, tmp_path, kubeconfig=str(kc))
+        try:
+            snap = collect_within(col)
+        finally:
+            close_within(col)
+    assert snap.stale_reason == ("k8s: credential plugin slow-plugin: its ExecCredential "
+                                 "holds neither a token nor a client certificate and key")
+    assert capfd.readouterr().err == ""
+
+
+def test_an_exec_plugin_rerun_for_an_expired_token_is_bounded_too(tmp_path: Path) -> None:
+    # The client reruns the plugin from a hook on each request once the token has expired:
+    # the first run answers (already expired), the second hangs.
+    pids = str(tmp_path / "plugin.pid")
+    body = f"if len(open({pids!r}).read().split()) > 1:\n    time.sleep(60)\n" + \
+        CREDENTIAL % (EXEC_API, ', "expirationTimestamp": "2000-01-01T00:00:00Z"')
+    with fake_kube("good") as fake:
+        kc = _plugin_kubeconfig(fake, tmp_path, body)
+        col = collector(fake, tmp_path, kubeconfig=str(kc))
+        try:
+            snap = collect_within(col)
+        finally:
+            close_within(col)
+            left = _kill_left(_plugin_pids(tmp_path))
+    assert snap.stale_reason == f"k8s: credential plugin slow-plugin did not answer within " \
+                                f"{TIMEOUT:g}s", snap.stale_reason
+    assert len(_plugin_pids(tmp_path)) == 2 and left == []

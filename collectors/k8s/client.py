@@ -10,8 +10,8 @@ import json
 import os
 from typing import Any
 
+from quotatop.collectors.k8s import exec_plugin, transport
 from quotatop.collectors.k8s import reflector as rf
-from quotatop.collectors.k8s import transport
 from quotatop.collectors.k8s.config import KubernetesConfig
 from quotatop.collectors.k8s.kubeconfig import KubeconfigError, check_kubeconfig
 
@@ -34,6 +34,7 @@ def load_client(config: KubernetesConfig) -> tuple[Any, str]:
     from kubernetes.config.config_exception import ConfigException
 
     cfg = client.Configuration()
+    exec_plugin.install()  # a kubeconfig's exec plugin runs under --timeout, killed after
     path = config.kubeconfig or os.environ.get("KUBECONFIG") or None
     default_path = os.path.expanduser("~/.kube/config")
     try:
@@ -47,9 +48,10 @@ def load_client(config: KubernetesConfig) -> tuple[Any, str]:
                 check_kubeconfig(path, config.context)
             except KubeconfigError as exc:
                 raise SetupError(str(exc)) from None
-            kube_config.load_kube_config(
-                config_file=path, context=config.context, client_configuration=cfg
-            )
+            with exec_plugin.during(config.connect_timeout):
+                kube_config.load_kube_config(
+                    config_file=path, context=config.context, client_configuration=cfg
+                )
         else:
             try:
                 kube_config.load_incluster_config(client_configuration=cfg)
@@ -59,11 +61,16 @@ def load_client(config: KubernetesConfig) -> tuple[Any, str]:
                 ) from None
     except SetupError:
         raise
+    except exec_plugin.PluginError as exc:  # one line naming the plugin
+        raise SetupError(str(exc)) from None
     except ConfigException as exc:
         raise SetupError(f"kubeconfig {path or ''}: {first_line(exc)}".strip()) from None
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
         # Broken YAML, expired exec credentials and the like: one line, no traceback.
         raise SetupError(f"kubeconfig {path or ''}: {first_line(exc)}".strip()) from None
+    if cfg.refresh_api_key_hook is not None:  # reruns the exec plugin once a token expires
+        cfg.refresh_api_key_hook = exec_plugin.bounded_hook(
+            cfg.refresh_api_key_hook, config.connect_timeout)
     # We retry with our own backoff; the client's retries would only hide outages.
     cfg.retries = 0
     # One pooled connection per watch plus the discovery calls.

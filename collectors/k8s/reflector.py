@@ -17,6 +17,7 @@ from typing import Any
 
 from quotatop.collectors.deadline import Deadline, TooLarge, read_capped
 from quotatop.collectors.k8s import transport
+from quotatop.collectors.k8s.exec_plugin import PluginError
 from quotatop.collectors.untrusted import redact_url
 
 Obj = dict[str, Any]
@@ -54,6 +55,8 @@ def classify(exc: BaseException, what: str, server: str) -> tuple[str, str]:
 
     if isinstance(exc, transport.Refused):  # its message is ours, one line, with the path
         return (CONNECTION if exc.timed_out else REFUSED), str(exc)
+    if isinstance(exc, PluginError):  # the exec plugin, rerun for an expired token
+        return UNAUTHORIZED, str(exc)
 
     if isinstance(exc, ApiException):
         status = int(exc.status or 0)
@@ -292,7 +295,7 @@ def check_response(resp: Any) -> None:
             raw = getattr(resp, "response", None)
             data = getattr(resp, "data", None) if raw is not None else None
             if data is None:
-                data = read_capped(raw if raw is not None else resp, 1 << 20)
+                data = read_capped(raw if raw is not None else resp, transport.ERROR_CAP)
             body = data.decode("utf-8", errors="replace")
         except TooLarge:
             body = None

@@ -9,7 +9,13 @@ A watch runs under a deadline with no timeout: it is long-lived by design, and o
 ``cut()`` (the reflector stopping) ends it early.
 
 ``bounded_body`` runs one call under a deadline and reads its answer in chunks, up to
-``cap`` bytes; it raises ``Refused``, whose message is one line, for either bound."""
+``cap`` bytes; it raises ``Refused``, whose message is one line, for either bound.
+
+An error answer (non-2xx) the kubernetes client reads whole itself, before any caller
+sees it (``ApiClient`` with ``_preload_content=False`` reads it to raise ``ApiException``
+from it): ``install`` also makes its REST client read such a body first, in chunks, up to
+``ERROR_CAP`` (a Status is a few hundred bytes), under the thread's deadline, and refuse
+a larger one."""
 
 from __future__ import annotations
 
@@ -20,8 +26,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from quotatop.collectors.deadline import Deadline, DeadlineExpired, TooLarge, read_capped
+from quotatop.collectors.k8s.exec_plugin import PluginError
 
 _local = threading.local()
+ERROR_CAP = 1 << 20  # an error answer's body (a Status) larger than this is refused
 
 
 class Refused(Exception):
@@ -70,9 +78,34 @@ def install(api_client: Any) -> None:
     class _TLSPool(HTTPSConnectionPool):
         ConnectionCls = _TLSConn
 
-    manager = api_client.rest_client.pool_manager
+    rest = api_client.rest_client
+    manager = rest.pool_manager
     manager.pool_classes_by_scheme = {"http": _Pool, "https": _TLSPool}
     manager.clear()
+    request = rest.request
+
+    def request_capping_errors(*args: Any, **kwargs: Any) -> Any:
+        resp = request(*args, **kwargs)
+        status = getattr(resp, "status", 200)
+        if isinstance(status, int) and not 200 <= status <= 299 and resp.data is None:
+            # Read here, capped: RESTResponse.read() then hands back this, not all of it.
+            resp.data = _error_body(resp, status)
+        return resp
+
+    rest.request = request_capping_errors
+
+
+def _error_body(resp: Any, status: int) -> bytes:
+    """A non-2xx answer's body, read in chunks up to ERROR_CAP under the thread's
+    deadline; Refused past the cap (DeadlineExpired once the deadline has fired)."""
+    raw = getattr(resp, "response", resp)
+    try:
+        return read_capped(raw, ERROR_CAP, getattr(_local, "deadline", None))
+    except TooLarge:
+        _close(raw)
+        where = last_path()
+        raise Refused(f"HTTP {status} answer larger than {_mib(ERROR_CAP)}"
+                      + (f" from {where}" if where else ""), timed_out=False) from None
 
 
 @contextlib.contextmanager
@@ -124,7 +157,10 @@ def bounded_body(
                 timed_out=False,
             ) from None
         except Exception as exc:
-            if not (dl.expired.is_set() or isinstance(exc, DeadlineExpired)):
+            # A PluginError is the exec plugin's own bound (it ran for an expired token
+            # before the request was sent): its line names the plugin, not a timeout.
+            if isinstance(exc, PluginError) or not (
+                    dl.expired.is_set() or isinstance(exc, DeadlineExpired)):
                 raise
             _close(getattr(resp, "response", resp))
             where = last_path()

@@ -7,11 +7,13 @@ http.server whose ``mode`` says how it answers, switchable while a collector pol
 * ``trickle-headers``: the status line, then headers one byte every ``trickle_every``;
 * ``trickle-body``: a 200 whose body comes one byte every ``trickle_every`` seconds;
 * ``huge``: a 200 list whose body streams ``huge_bytes`` (600 MB by default), made a
-  chunk at a time as it is sent, never held whole.
+  chunk at a time as it is sent, never held whole;
+* ``huge-error``: the same, as an HTTP 500 whose Status body never ends.
 
 The mode applies to the requests whose path is ``only`` (None: every path) and which
 are watches or not as ``on`` says (``"list"``, ``"watch"`` or ``"any"``); every other
-request is answered as in ``good``. ``write_kubeconfig`` points a kubeconfig at it.
+request is answered as in ``good``. ``write_kubeconfig`` points a kubeconfig at it
+(with a token, or the ``user`` given: an exec credential plugin).
 ``close()`` wakes every handler still trickling or holding a watch.
 """
 
@@ -25,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-MODES = ("good", "trickle-headers", "trickle-body", "huge")
+MODES = ("good", "trickle-headers", "trickle-body", "huge", "huge-error")
 NAMESPACE = {"metadata": {"name": "team-a", "resourceVersion": "1"}}
 
 
@@ -76,8 +78,8 @@ class FakeKube:
                     self.end_headers()
                     self._trickle(b'{"kind":"List","items":[' + b" " * 99_000)
                     return
-                if mode == "huge":
-                    self._huge()
+                if mode in ("huge", "huge-error"):
+                    self._huge(error=mode == "huge-error")
                     return
                 if watch:
                     self._quiet_watch(float(query.get("timeoutSeconds", ["60"])[0]))
@@ -103,12 +105,13 @@ class FakeKube:
                     if fake._closing.wait(fake.trickle_every):
                         return
 
-            def _huge(self) -> None:
-                self.send_response(200)
+            def _huge(self, error: bool = False) -> None:
+                self.send_response(500 if error else 200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(fake.huge_bytes))
                 self.end_headers()
-                head = b'{"kind":"List","metadata":{"resourceVersion":"1"},"items":[],"x":"'
+                head = (b'{"kind":"Status","status":"Failure","code":500,"message":"' if error
+                        else b'{"kind":"List","metadata":{"resourceVersion":"1"},"items":[],"x":"')
                 block = b"a" * (1 << 20)  # the one block, sent again and again
                 sent = 0
                 try:
@@ -144,12 +147,13 @@ class FakeKube:
                                        name="fake kube-apiserver")
         self.thread.start()
 
-    def write_kubeconfig(self, path: Path) -> Path:
+    def write_kubeconfig(self, path: Path, user: dict[str, object] | None = None) -> Path:
+        """A kubeconfig of this server; ``user`` in place of the token (an ``exec``)."""
         path.write_text(json.dumps({
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
-            "users": [{"name": "viewer", "user": {"token": "fake-token"}}],
+            "users": [{"name": "viewer", "user": user or {"token": "fake-token"}}],
             "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "viewer"}}],
             "current-context": "fake",
         }))

@@ -3,6 +3,8 @@ it answers every query, switchable while a collector polls it.
 
 * ``good``: one matrix series (team ``a`` holds 7 GPUs);
 * ``hang``: accepts the connection, reads the request and never answers;
+* ``slow``: the ``good`` answer, each one after ``slow_by`` seconds (``answered``
+  counts the answers sent whole);
 * ``trickle-body``: a 200 whose body comes one byte every ``trickle_every`` seconds;
 * ``trickle-headers``: the status line, then headers one byte at a time;
 * ``500``: HTTP 500 with Prometheus's error object;
@@ -64,7 +66,7 @@ def many_series(n: int, points: int = 3) -> bytes:
 
 
 ERROR_500 = b'{"status":"error","errorType":"internal","error":"boom"}'
-MODES = ("good", "hang", "trickle-body", "trickle-headers", "500", "many-series",
+MODES = ("good", "hang", "slow", "trickle-body", "trickle-headers", "500", "many-series",
          *MALFORMED, *IMPOSSIBLE)
 
 
@@ -72,12 +74,15 @@ class FakePrometheus:
     """Serves on ``url`` from a daemon thread until ``close()``."""
 
     def __init__(self, mode: str = "good", *, trickle_every: float = 1.0,
-                 trickle_for: float = 30.0, series: int = 200_000, points: int = 3) -> None:
+                 trickle_for: float = 30.0, series: int = 200_000, points: int = 3,
+                 slow_by: float = 0.5) -> None:
         fake = self
         self.mode = mode
         self.trickle_every = trickle_every  # seconds between two trickled bytes
         self.trickle_for = trickle_for  # a trickle gives up after this long
         self.requests = 0
+        self.answered = 0  # answers written whole (``slow`` and the plain answers)
+        self.slow_by = slow_by  # how long ``slow`` waits before each answer
         self.series = series  # how many series ``many-series`` answers
         self.points = points  # and how many points each
         self._many: tuple[tuple[int, int], bytes] | None = None  # made once per shape
@@ -100,18 +105,25 @@ class FakePrometheus:
                     self.wfile.write(b"HTTP/1.1 200 OK\r\n")
                     self._trickle(b"X-Slow: " + b"a" * 10_000)
                     return
+                if mode == "slow" and fake._closing.wait(fake.slow_by):
+                    return
                 if mode == "500":
                     status, body = 500, ERROR_500
                 elif mode == "many-series":
                     status, body = 200, fake._many_series()
                 else:
-                    status, body = 200, (GOOD if mode == "good" else
+                    status, body = 200, (GOOD if mode in ("good", "slow") else
                                          IMPOSSIBLE.get(mode) or MALFORMED[mode])
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.wfile.write(body)
+                    self.wfile.flush()
+                except OSError:
+                    return  # the client gave up on it: not answered
+                fake.answered += 1
 
             def _trickle(self, data: bytes = b"x" * 100_000) -> None:
                 # Event.wait as the sleep: close() ends every trickle at once.

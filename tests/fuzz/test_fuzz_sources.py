@@ -94,7 +94,7 @@ def test_a_prometheus_round_on_hostile_answers_is_a_snapshot_or_a_source_error(
     c = PrometheusCollector(PrometheusConfig(team_label=team_label))
     queue = list(answers)
 
-    def get(path: str, params: dict[str, str]) -> tuple[int, bytes]:
+    def get(path: str, params: dict[str, str], deadline: object) -> tuple[int, bytes]:
         # Each query gets the next answer (the last one repeats): no network at all.
         return queue.pop(0) if len(queue) > 1 else queue[0]
 
@@ -262,7 +262,7 @@ def test_found_an_error_body_that_is_not_an_object_is_a_source_error() -> None:
     # AttributeError (RecursionError) out of collect() instead of a status line.
     for body in (b"null", b"[1]", b'"x"', b"[" * 100_000):
         c = PrometheusCollector(PrometheusConfig())
-        c._get = lambda path, params, body=body: (400, body)  # type: ignore[method-assign]
+        c._get = lambda path, params, deadline, body=body: (400, body)  # type: ignore[method-assign]
         snap = c.collect()
         assert snap.stale and snap.stale_reason and snap.stale_reason.startswith(
             "prometheus: HTTP 400"), snap.stale_reason
