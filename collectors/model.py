@@ -81,6 +81,23 @@ class FairShare(Struct, kw_only=True, omit_defaults=True):
     level_fs: float | None = None
 
 
+class TeamPreemption(Struct, kw_only=True, omit_defaults=True):
+    """Whom a team's pending jobs may preempt, as its source states it (Kueue: a
+    ClusterQueue's ``spec.preemption``). A team with one follows the staged victim
+    search of docs/core.md ("Stated preemption"); a team without keeps the QoS and
+    reclaim rules."""
+
+    # never | lower_priority | lower_or_newer_equal: the team's own running jobs of
+    # lower priority (or of equal priority, submitted after the preemptor)
+    within: str = "lower_priority"
+    # never | lower_priority | any: the jobs of borrowing teams of its cohort
+    reclaim: str = "any"
+    # never | lower_priority: other teams' jobs of lower priority while it borrows
+    borrow_within: str = "never"
+    # with borrow_within: only jobs of priority at most this (None: any lower)
+    borrow_max_priority: float | None = None
+
+
 class Team(Struct, kw_only=True, omit_defaults=True):
     name: str
     parent: str | None = None
@@ -102,6 +119,11 @@ class Team(Struct, kw_only=True, omit_defaults=True):
     per_user_limit: Resources | None = None
     max_wall: float | None = None
     max_submit_jobs: int | None = None
+    preemption: TeamPreemption | None = None  # None: QoS and reclaim rules (docs/core.md)
+    # The team's quotas name every resource its jobs may use (Kueue: a ClusterQueue
+    # admits no workload asking for a resource it does not cover); a job asking for
+    # one they do not name never starts. False: unnamed resources are not limited.
+    quota_exhaustive: bool = False
     source_notes: list[str] = []  # e.g. "Slurm has no guarantee: max only"
 
 
@@ -179,6 +201,9 @@ class Job(Struct, kw_only=True, omit_defaults=True, gc=False):
     # run times from the stated prior instead.
     runtime_history_weak: bool = False
     reservation: str | None = None  # the advanced reservation it asked for (--reservation)
+    # The source will not start the job as things stand, in its words (Kueue: its
+    # LocalQueue does not exist); the core never starts it and says so.
+    held: str | None = None
 
 
 class Reservation(Struct, kw_only=True, omit_defaults=True):

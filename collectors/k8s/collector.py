@@ -186,7 +186,11 @@ class KubernetesCollector:
         snap.nodes = mp.to_nodes(listed)
         snap.qos = mp.to_qos(listed)
         snap.teams = mp.to_teams(listed, ns_team, lq_cq, now)
-        snap.jobs = mp.to_jobs(listed, self.config, ns_team, lq_cq)
+        queues_listed = all(
+            key in self.reflectors and self.reflectors[key].error is None
+            for key in ("localqueues", "clusterqueues")
+        )
+        snap.jobs = mp.to_jobs(listed, self.config, ns_team, lq_cq, queues_listed)
         cluster_queues = listed.get("clusterqueues", [])
         fill_unseen_usage(snap.teams, snap.jobs, {cq["metadata"]["name"] for cq in cluster_queues})
         flavors = {f["metadata"]["name"]: f for f in listed.get("resourceflavors", [])}

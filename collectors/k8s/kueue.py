@@ -22,6 +22,7 @@ from quotatop.collectors.model import (
     Node,
     Partition,
     Team,
+    TeamPreemption,
 )
 
 Obj = Mapping[str, Any]
@@ -61,6 +62,43 @@ def cluster_queue_partition(cq: Obj, flavors: Mapping[str, Obj], nodes: list[Nod
             names |= {n.name for n in nodes
                       if all(n.labels.get(k) == v for k, v in want.items())}
     return Partition(name=cq["metadata"]["name"], nodes=[n.name for n in nodes if n.name in names])
+
+
+# Kueue's spec.preemption values, in the core's words (TeamPreemption); a field left
+# out is Kueue's API default: Never.
+_WITHIN = {"Never": "never", "LowerPriority": "lower_priority",
+           "LowerOrNewerEqualPriority": "lower_or_newer_equal"}
+_RECLAIM = {"Never": "never", "LowerPriority": "lower_priority", "Any": "any"}
+_BORROW = {"Never": "never", "LowerPriority": "lower_priority"}
+
+
+def cluster_queue_preemption(spec: Obj, notes: list[str]) -> TeamPreemption:
+    """A ClusterQueue's ``spec.preemption`` as the team's stated policy: whom its
+    workloads may preempt in the queue (withinClusterQueue), among the cohort's
+    borrowers (reclaimWithinCohort) and while borrowing (borrowWithinCohort)."""
+    pre = spec.get("preemption") or {}
+    bwc = pre.get("borrowWithinCohort") or {}
+
+    def read(field: str, table: Mapping[str, str], value: Any) -> str:
+        if value is None:
+            return "never"
+        if value not in table:
+            notes.append(f"preemption.{field} {value!r} not known: read as Never")
+            return "never"
+        return table[value]
+
+    threshold = bwc.get("maxPriorityThreshold")
+    try:
+        max_priority = float(threshold) if threshold is not None else None
+    except (TypeError, ValueError):
+        notes.append(f"unparseable borrowWithinCohort.maxPriorityThreshold {threshold!r}")
+        max_priority = None
+    return TeamPreemption(
+        within=read("withinClusterQueue", _WITHIN, pre.get("withinClusterQueue")),
+        reclaim=read("reclaimWithinCohort", _RECLAIM, pre.get("reclaimWithinCohort")),
+        borrow_within=read("borrowWithinCohort.policy", _BORROW, bwc.get("policy")),
+        borrow_max_priority=max_priority,
+    )
 
 
 def cluster_queue_to_team(cq: Obj, flavors: Mapping[str, Obj], feeders: list[str]) -> Team:
@@ -157,6 +195,9 @@ def cluster_queue_to_team(cq: Obj, flavors: Mapping[str, Obj], feeders: list[str
         weight=weight,
         usage=usage,
         borrowed=borrowed,
+        preemption=cluster_queue_preemption(spec, notes),
+        # Kueue admits no workload asking for a resource the queue does not cover.
+        quota_exhaustive=True,
         source_notes=notes,
     )
 
@@ -204,11 +245,21 @@ def cohort_to_team(cohort: Obj) -> Team:
                 v = _q(res.get("name", ""), res.get("nominalQuota", 0))
                 if v is not None:
                     _add(guarantee, resource_key(res.get("name", "")), v)
+    name = cohort["metadata"]["name"]
+    parent = spec.get("parentName") or spec.get("parent")
+    notes = ["Kueue Cohort"]
+    if guarantee and not parent:
+        # A root Cohort's own nominalQuota is shared by the ClusterQueues in it: the
+        # team is a member of its own cohort that holds no job and lends all of it.
+        notes.append("its own quota is lent to the ClusterQueues of the cohort")
+    elif guarantee:
+        notes.append(f"its own quota is not lent: cohorts under {parent} are not modelled")
     return Team(
-        name=cohort["metadata"]["name"],
-        parent=spec.get("parentName") or spec.get("parent"),
+        name=name,
+        parent=parent,
+        cohort=name if guarantee and not parent else None,
         guarantee=guarantee or None,
-        source_notes=["Kueue Cohort"],
+        source_notes=notes,
     )
 
 

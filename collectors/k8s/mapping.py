@@ -50,6 +50,28 @@ def namespace_teams(listed: Listed, config: KubernetesConfig) -> dict[str, str]:
     return {ns: f"{team} (namespace)" if team in queues else team for ns, team in out.items()}
 
 
+def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """Whether a Kubernetes LabelSelector (matchLabels, matchExpressions with In,
+    NotIn, Exists, DoesNotExist) selects an object with these labels; {} selects all."""
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op = expr.get("key", ""), expr.get("operator")
+        values = expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return False  # an operator the API server refuses: selects nothing
+    return True
+
+
 def localqueue_map(listed: Listed) -> dict[tuple[str, str], str]:
     """(namespace, LocalQueue) → the ClusterQueue it feeds."""
     return {
@@ -244,10 +266,26 @@ def to_jobs(
     config: KubernetesConfig,
     ns_team: Mapping[str, str],
     lq_cq: Mapping[tuple[str, str], str],
+    queues_listed: bool = True,
 ) -> list[Job]:
-    """Workloads, and the pods no Workload owns, as jobs."""
+    """Workloads, and the pods no Workload owns, as jobs.
+
+    A pending Workload whose LocalQueue or ClusterQueue does not exist is ``held``:
+    Kueue admits it to no queue. ``queues_listed`` false (the queues could not be
+    listed) marks none so."""
     jobs: list[Job] = []
     wl_by_owner: dict[str, Job] = {}
+    cq_names = {(cq.get("metadata") or {}).get("name") for cq in listed.get("clusterqueues", [])}
+    # A ClusterQueue admits workloads only of the namespaces its namespaceSelector
+    # selects; one that states none is not checked here.
+    selectors = {
+        cq["metadata"]["name"]: sel for cq in listed.get("clusterqueues", [])
+        if isinstance(sel := (cq.get("spec") or {}).get("namespaceSelector"), Mapping)
+    }
+    ns_labels = {
+        (n.get("metadata") or {}).get("name", ""): (n.get("metadata") or {}).get("labels") or {}
+        for n in listed.get("namespaces", [])
+    }
     for wl in listed.get("workloads", []):
         meta = wl.get("metadata") or {}
         ns = meta.get("namespace", "")
@@ -260,6 +298,17 @@ def to_jobs(
         # Kueue charges a workload's quota, borrowing and preemption to its
         # ClusterQueue, not to its namespace: the CQ is the team the core checks.
         job = workload_to_job(wl, cq or ns_team.get(ns, ns), cq)
+        if queues_listed and job.state in (PENDING, PREEMPTED):
+            if cq is None:
+                job.held = (f"LocalQueue {ns}/{queue} does not exist" if queue
+                            else "names no LocalQueue") + ": Kueue admits it to no queue"
+            elif cq not in cq_names:
+                job.held = f"ClusterQueue {cq} does not exist: Kueue admits it to no queue"
+            elif cq in selectors and ns in ns_labels and not selector_matches(
+                selectors[cq], ns_labels[ns]
+            ):
+                job.held = (f"namespace {ns} is not selected by ClusterQueue {cq}'s "
+                            "namespaceSelector: Kueue does not admit it there")
         jobs.append(job)
         for ref in meta.get("ownerReferences") or []:
             if ref.get("uid"):

@@ -46,6 +46,72 @@ pub struct Team<'a> {
     /// Usage per quota dimension that no job of the snapshot holds (`unseen_usage`).
     pub unseen: Vec<f64>,
     pub declared: bool,
+    /// Its quotas name every resource its jobs may use (`quota_exhaustive`), and the
+    /// resources beyond the counted dimensions they name.
+    pub exhaustive: bool,
+    pub named_other: Vec<&'a str>,
+    /// Whom its jobs may preempt, as the source states it (None: QoS and reclaim rules).
+    pub stated: Option<Stated>,
+}
+
+/// Whom a team's jobs may preempt as its source states it (`TeamPreemption`).
+#[derive(Clone, Copy, Debug)]
+pub struct Stated {
+    /// Its own jobs: never, of lower priority, or also of equal priority submitted later.
+    pub within: Rule,
+    /// Jobs of borrowing teams of its cohort: never, of lower priority, any.
+    pub reclaim: Rule,
+    /// While borrowing, other teams' jobs of priority below this (None: never).
+    pub borrow_below: Option<f64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    Never,
+    Lower,
+    LowerOrNewerEqual,
+    Any,
+}
+
+fn stated(what: What<'_>, p: &crate::wire::WTeamPreemption<'_>) -> Result<Stated, String> {
+    let rule = |field: &str, v: Option<&str>, dflt: Rule, ok: &[Rule]| -> Result<Rule, String> {
+        let r = match v {
+            None => dflt,
+            Some("never") => Rule::Never,
+            Some("lower_priority") => Rule::Lower,
+            Some("lower_or_newer_equal") => Rule::LowerOrNewerEqual,
+            Some("any") => Rule::Any,
+            Some(x) => return Err(format!("{what}: preemption.{field} {x:?} is not known")),
+        };
+        if ok.contains(&r) {
+            Ok(r)
+        } else {
+            Err(format!(
+                "{what}: preemption.{field} {:?} is not allowed",
+                v.unwrap_or("")
+            ))
+        }
+    };
+    use Rule::*;
+    let within = rule(
+        "within",
+        p.within,
+        Lower,
+        &[Never, Lower, LowerOrNewerEqual],
+    )?;
+    let reclaim = rule("reclaim", p.reclaim, Any, &[Never, Lower, Any])?;
+    let borrow = rule("borrow_within", p.borrow_within, Never, &[Never, Lower])?;
+    if p.borrow_max_priority.is_some_and(|x| !x.is_finite()) {
+        return Err(format!(
+            "{what}: preemption.borrow_max_priority is not a number"
+        ));
+    }
+    Ok(Stated {
+        within,
+        reclaim,
+        // Kueue's threshold: below the preemptor's priority, or at most the max.
+        borrow_below: (borrow == Lower).then(|| p.borrow_max_priority.map_or(INF, |m| m + 1.0)),
+    })
 }
 
 pub struct Qos<'a> {
@@ -127,6 +193,11 @@ pub struct Job<'a> {
     pub basis: Option<&'a str>,
     /// Run time the job was given at its first start (predict's `runtime`).
     pub first_run: f64,
+    /// The source will not start it as things stand, in its words (`held`).
+    pub held: Option<&'a str>,
+    /// A resource it asks for beyond the counted ones that its team's exhaustive
+    /// quota does not name: it never starts.
+    pub unnamed: Option<&'a str>,
 }
 
 pub struct Cluster<'a> {
@@ -535,6 +606,13 @@ impl<'a> Cluster<'a> {
                     .as_ref()
                     .map_or_else(|| vec![0.0; nd], |u| quota_vec(u, &qtypes, 0.0)),
                 declared: true,
+                exhaustive: t.quota_exhaustive,
+                named_other: [&t.guarantee, &t.max]
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|q| q.other.iter().copied())
+                    .collect(),
+                stated: t.preemption.as_ref().map(|p| stated(what, p)).transpose()?,
             });
         }
         for (i, t) in snap.teams.iter().enumerate() {
@@ -690,7 +768,7 @@ impl<'a> Cluster<'a> {
         for ji in inputs {
             let w = ji.w;
             let what = What("job", w.id);
-            res_ok(what, &w.request, "request")?;
+            res_ok(what, &w.request.as_ref().map(|r| r.res), "request")?;
             if !ids.insert(w.id) {
                 return Err(format!("{what} is listed twice"));
             }
@@ -742,6 +820,9 @@ impl<'a> Cluster<'a> {
                         max_submit: None,
                         unseen: vec![0.0; nd],
                         declared: false,
+                        exhaustive: false,
+                        named_other: Vec::new(),
+                        stated: None,
                     });
                     c.teams.len() - 1
                 }
@@ -766,14 +847,14 @@ impl<'a> Cluster<'a> {
                     c.qos.len() - 1
                 }
             };
-            let total = w.request.map(|r| r.amounts()).unwrap_or([0.0; 3]);
+            let total = w.request.as_ref().map_or([0.0; 3], |r| r.res.amounts());
             let nn = w.nodes_requested as usize;
             let mut per_node = [
                 total[CPU] / nn as f64,
                 total[MEM] / nn as f64,
                 total[GPU] / nn as f64,
             ];
-            let gtype = w.request.and_then(|r| r.typed.map(|t| t.0));
+            let gtype = w.request.as_ref().and_then(|r| r.res.typed.map(|t| t.0));
             // A reservation the snapshot does not list (deleted, or not read) is
             // kept as one with no node and no time: the job can never start.
             let resv = w
@@ -895,7 +976,8 @@ impl<'a> Cluster<'a> {
                 gpu_type: gtype,
                 quota_dim: w
                     .request
-                    .and_then(|r| r.typed)
+                    .as_ref()
+                    .and_then(|r| r.res.typed)
                     .and_then(|(t, _)| c.quota_gpu_types.iter().position(|k| *k == t))
                     .map(|k| 3 + k),
                 limit: w.time_limit,
@@ -938,6 +1020,17 @@ impl<'a> Cluster<'a> {
                 estimated: est.is_some(),
                 basis: w.runtime_basis,
                 first_run: INF,
+                held: w.held.filter(|h| !h.trim().is_empty()),
+                unnamed: if c.teams[team].exhaustive {
+                    w.request.as_ref().and_then(|r| {
+                        r.other
+                            .iter()
+                            .copied()
+                            .find(|k| !c.teams[team].named_other.contains(k))
+                    })
+                } else {
+                    None
+                },
             };
             if let Some(l) = job.limit {
                 job.remaining = job.remaining.min(l);

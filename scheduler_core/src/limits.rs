@@ -627,6 +627,7 @@ mod tests {
                 bad: None,
             },
             typed: Vec::new(),
+            other: Vec::new(),
         })
     }
 

@@ -202,7 +202,7 @@ fn snapshot_stats<'py>(
         let gpus: f64 = snap
             .jobs
             .iter()
-            .filter_map(|j| j.request.and_then(|r| r.v[wire::GPU]))
+            .filter_map(|j| j.request.as_ref().and_then(|r| r.res.v[wire::GPU]))
             .sum();
         let pending = snap.jobs.iter().filter(|j| j.state == "pending").count();
         Ok((

@@ -101,6 +101,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for WRes<'a> {
 pub struct WQuota<'a> {
     pub res: WRes<'a>,
     pub typed: Vec<(&'a str, f64)>,
+    /// Other resources it names (not cpu, memory or a GPU), whatever their amount:
+    /// what an exhaustive quota lets a job ask for beyond the counted dimensions.
+    pub other: Vec<&'a str>,
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for WQuota<'a> {
@@ -128,6 +131,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for WQuota<'a> {
                         _ => {
                             if let Some(t) = k.strip_prefix("gpu:") {
                                 q.typed.push((t, x));
+                            } else {
+                                q.other.push(k);
                             }
                         }
                     }
@@ -137,6 +142,67 @@ impl<'de: 'a, 'a> Deserialize<'de> for WQuota<'a> {
         }
         d.deserialize_map(V(PhantomData))
     }
+}
+
+/// A job's request: the counted resources (`res`) and the names of the others it asks
+/// a positive amount of (not cpu, memory or a GPU): the core does not count those, but
+/// a team whose quota is exhaustive admits no job asking for one its quota does not name.
+#[derive(Debug, Clone, Default)]
+pub struct WReq<'a> {
+    pub res: WRes<'a>,
+    pub other: Vec<&'a str>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for WReq<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = WReq<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a map of resource name to amount")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<WReq<'a>, M::Error> {
+                let mut q = WReq::default();
+                let r = &mut q.res;
+                while let Some(k) = m.next_key::<&'de str>()? {
+                    let x: f64 = m.next_value()?;
+                    if !x.is_finite() || x < 0.0 {
+                        if r.bad.is_none() {
+                            r.bad = Some((k, x));
+                        }
+                        continue;
+                    }
+                    match k {
+                        "cpu" => r.v[CPU] = Some(x),
+                        "memory" => r.v[MEM] = Some(x),
+                        "gpu" => r.v[GPU] = Some(x),
+                        _ => {
+                            if let Some(t) = k.strip_prefix("gpu:") {
+                                r.typed = Some((t, x));
+                            } else if x > 0.0 {
+                                q.other.push(k);
+                            }
+                        }
+                    }
+                }
+                Ok(q)
+            }
+        }
+        d.deserialize_map(V(PhantomData))
+    }
+}
+
+/// A team's stated preemption policy (collectors/model.py `TeamPreemption`).
+#[derive(Debug, Deserialize)]
+pub struct WTeamPreemption<'a> {
+    #[serde(default)]
+    pub within: Option<&'a str>,
+    #[serde(default)]
+    pub reclaim: Option<&'a str>,
+    #[serde(default)]
+    pub borrow_within: Option<&'a str>,
+    #[serde(default)]
+    pub borrow_max_priority: Option<f64>,
 }
 
 fn normal<'a>() -> &'a str {
@@ -242,6 +308,12 @@ pub struct WTeam<'a> {
     /// for the whole horizon, as nothing says when it ends.
     #[serde(default, borrow)]
     pub unseen_usage: Option<WQuota<'a>>,
+    /// Whom its jobs may preempt, as the source states it (None: QoS and reclaim rules).
+    #[serde(default, borrow)]
+    pub preemption: Option<WTeamPreemption<'a>>,
+    /// Its quotas name every resource its jobs may use.
+    #[serde(default)]
+    pub quota_exhaustive: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -333,7 +405,7 @@ pub struct WJob<'a> {
     #[serde(default = "pending")]
     pub state: &'a str,
     #[serde(default, borrow)]
-    pub request: Option<WRes<'a>>,
+    pub request: Option<WReq<'a>>,
     #[serde(default = "one_i")]
     pub nodes_requested: i64,
     #[serde(default)]
@@ -381,6 +453,9 @@ pub struct WJob<'a> {
     /// The advanced reservation the job runs in.
     #[serde(default)]
     pub reservation: Option<&'a str>,
+    /// The source will not start it as things stand, in its words.
+    #[serde(default)]
+    pub held: Option<&'a str>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -6,6 +6,9 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// A reason the job can never run (rejected at submission), if any.
     /// A reason the job can never run, and the binding limit in short words.
     pub fn reject_check(&mut self, j: usize) -> Option<(String, String)> {
+        if let Some(r) = self.held_by_source(j) {
+            return Some(r);
+        }
         if self.cluster.limits.active {
             return self.reject_check_limits(j);
         }
@@ -38,6 +41,33 @@ impl<'a, 'p> Engine<'a, 'p> {
         }
         self.reject_over_team_max(j)
             .or_else(|| self.reject_check_shape(j))
+    }
+
+    /// A job the source will not start as things stand (`held`), or one asking for a
+    /// resource its team's exhaustive quota does not name: held for good, in words.
+    pub(super) fn held_by_source(&self, j: usize) -> Option<(String, String)> {
+        let job = &self.cluster.jobs[j];
+        if let Some(h) = job.held {
+            return Some((format!("held: {h}"), "source".to_string()));
+        }
+        let team = &self.cluster.teams[job.team];
+        if !team.exhaustive || self.policy.quota == QuotaMode::Off {
+            return None;
+        }
+        // A counted resource its quota does not track is as unnamed as any other.
+        let unnamed = (0..3)
+            .find(|&d| {
+                job.total[d] > 0.0 && !team.guarantee[d].is_finite() && !team.max[d].is_finite()
+            })
+            .map(|d| ["cpu", "memory", "gpu"][d])
+            .or(job.unnamed)?;
+        Some((
+            format!(
+                "held: asks for {unnamed}, which team {}'s quota does not name (its quotas name every resource it admits)",
+                team.name
+            ),
+            format!("team {} quota names no {unnamed}", team.name),
+        ))
     }
 
     /// A request over its team's max (a quota it can never get inside), unless quotas are off.

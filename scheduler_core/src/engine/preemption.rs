@@ -2,6 +2,7 @@
 
 use super::placement::pick;
 use super::*;
+use crate::cluster::{Rule, Stated};
 
 /// A preemption candidate; the heap pops borrowing teams first, then lowest
 /// priority, then most recently started, then the highest job id.
@@ -101,6 +102,11 @@ impl<'a, 'p> Engine<'a, 'p> {
     /// Cheap test whether any victim could exist, before scanning running jobs.
     pub(super) fn may_preempt(&self, j: usize) -> bool {
         let job = &self.cluster.jobs[j];
+        if let Some(st) = self.cluster.teams[job.team].stated {
+            let in_cohort = self.cluster.teams[job.team].cohort != 0;
+            return st.within != Rule::Never
+                || (in_cohort && (st.reclaim != Rule::Never || st.borrow_below.is_some()));
+        }
         if !self.cluster.qos[job.qos].preempts.is_empty() || job.class_rank > 1 {
             return true;
         }
@@ -114,6 +120,9 @@ impl<'a, 'p> Engine<'a, 'p> {
 
     pub(super) fn find_victims(&self, j: usize, t: f64) -> Option<(Vec<usize>, Vec<usize>)> {
         let job = &self.cluster.jobs[j];
+        if let Some(st) = self.cluster.teams[job.team].stated {
+            return self.find_victims_staged(j, t, st);
+        }
         let reclaim = self.policy.quota == QuotaMode::Enforce
             && self.within_guarantee(job.team, &job.total, job.quota_dim);
         let my_cohort = self.cluster.teams[job.team].cohort;
@@ -267,6 +276,293 @@ impl<'a, 'p> Engine<'a, 'p> {
                 .quota_check(job.team, &job.total, job.quota_dim, &usage)
                 .is_none();
             match if ok { place(&free, &fit) } else { None } {
+                Some(p) => {
+                    chosen.remove(i);
+                    placed = Some(p);
+                }
+                None => give(&mut free, &mut fit, &mut usage, &chosen[i], 1.0),
+            }
+        }
+        Some((chosen.concat(), placed.expect("checked")))
+    }
+}
+
+/// A candidate of the stated-policy search: other teams' jobs first, then lowest
+/// priority, then most recently started, then the lowest id.
+struct StagedCand {
+    own: bool,
+    prio: f64,
+    start: f64,
+    v: usize,
+}
+
+impl<'a, 'p> Engine<'a, 'p> {
+    /// The priority a stated policy compares: the source's, else the QoS's.
+    fn stated_prio(&self, j: usize) -> f64 {
+        let job = &self.cluster.jobs[j];
+        job.source_priority
+            .unwrap_or(self.cluster.qos[job.qos].priority)
+    }
+
+    /// Whether team `x` uses more than its guarantee in one of `dims` under `usage`.
+    fn borrows_in(&self, x: usize, dims: &[usize], usage: &[Vec<f64>]) -> bool {
+        let team = &self.cluster.teams[x];
+        team.has_guarantee
+            && team.cohort != 0
+            && dims.iter().any(|&d| usage[x][d] > team.guarantee[d] + 1e-9)
+    }
+
+    /// Victims for `j` under its team's stated policy (docs/core.md, "Stated
+    /// preemption"), or None. Candidates are the team's own jobs its `within` rule allows
+    /// and, in a cohort, the jobs its `reclaim` rule allows of teams that borrow in a
+    /// resource the job is short of; each uses such a resource. They are tried in order,
+    /// other teams' first, a job of another team only while its team still borrows
+    /// (there is no floor at the guarantee), in stages: with only the team's own
+    /// candidates, borrowing allowed; with `borrow_within`, all of them, borrowing
+    /// allowed until a victim at or above the threshold is taken; else, if the team is
+    /// under its guarantee in every resource it is short of, all of them with the job
+    /// fitting its guarantee; last, its own candidates, borrowing allowed.
+    pub(super) fn find_victims_staged(
+        &self,
+        j: usize,
+        t: f64,
+        st: Stated,
+    ) -> Option<(Vec<usize>, Vec<usize>)> {
+        let jobs = &self.cluster.jobs;
+        let teams = &self.cluster.teams;
+        let job = &jobs[j];
+        let me = job.team;
+        let cohort = teams[me].cohort;
+        let wprio = self.stated_prio(j);
+        let asked: Vec<usize> = (0..3)
+            .chain(job.quota_dim)
+            .filter(|&d| need_in(&job.total, d) > 0.0)
+            .collect();
+        // The resources that need preemption: those the job does not fit its quota in
+        // now; where it fits them all (it is short of nodes), every one it asks for.
+        let avail = self.cohort_avail(me, &self.usage);
+        let mut short: Vec<usize> = asked
+            .iter()
+            .copied()
+            .filter(|&d| {
+                let want = self.usage[me][d] + need_in(&job.total, d);
+                let over = want - teams[me].guarantee[d];
+                want > teams[me].max[d]
+                    || (self.policy.quota == QuotaMode::Enforce && over > 0.0 && over > avail[d])
+            })
+            .collect();
+        if short.is_empty() {
+            short.clone_from(&asked);
+        }
+        let uses = |v: usize| short.iter().any(|&d| need_in(&jobs[v].total, d) > 0.0);
+        let before_t = (ord_bits(t), 0);
+        let mut cands: Vec<StagedCand> = Vec::new();
+        for (&(q, vteam, _), set) in &self.victims {
+            let own = vteam == me;
+            let rule = if own {
+                st.within
+            } else if cohort != 0
+                && teams[vteam].cohort == cohort
+                && self.borrows_in(vteam, &short, &self.usage)
+            {
+                st.reclaim
+            } else {
+                Rule::Never
+            };
+            if rule == Rule::Never {
+                continue;
+            }
+            let exempt = self.cluster.qos[q].exempt_time;
+            let bound = if exempt > 0.0 {
+                (ord_bits(t - exempt), usize::MAX).min(before_t)
+            } else {
+                before_t
+            };
+            if bound < before_t {
+                if let Some(&(s, _)) = set.range(bound..before_t).next() {
+                    self.exempt_until
+                        .set(self.exempt_until.get().min(from_ord_bits(s) + exempt));
+                }
+            }
+            for &(_, v) in set.range(..bound) {
+                let p = self.stated_prio(v);
+                let ok = match rule {
+                    Rule::Any => true,
+                    Rule::Lower => p < wprio,
+                    Rule::LowerOrNewerEqual => {
+                        p < wprio || (p == wprio && job.submit < jobs[v].submit)
+                    }
+                    Rule::Never => false,
+                };
+                if ok && uses(v) {
+                    cands.push(StagedCand {
+                        own,
+                        prio: p,
+                        start: jobs[v].start,
+                        v,
+                    });
+                }
+            }
+        }
+        if cands.is_empty() {
+            return None;
+        }
+        cands.sort_by(|a, b| {
+            a.own
+                .cmp(&b.own)
+                .then(a.prio.total_cmp(&b.prio))
+                .then(b.start.total_cmp(&a.start))
+                .then_with(|| id_cmp(jobs[a.v].id, jobs[b.v].id))
+        });
+        let order: Vec<usize> = cands.iter().map(|c| c.v).collect();
+        let own_only: Vec<usize> = cands.iter().filter(|c| c.own).map(|c| c.v).collect();
+        if own_only.len() == order.len() {
+            return self.minimal_victims(j, t, &order, &short, true, None);
+        }
+        if let Some(below) = st.borrow_below {
+            let thr = wprio.min(below);
+            let under = short
+                .iter()
+                .all(|&d| self.usage[me][d] < teams[me].guarantee[d]);
+            let order: Vec<usize> = if under {
+                order
+            } else {
+                // Over its guarantee already: other teams' jobs only below the threshold.
+                order
+                    .into_iter()
+                    .filter(|&v| jobs[v].team == me || self.stated_prio(v) < thr)
+                    .collect()
+            };
+            return self.minimal_victims(j, t, &order, &short, true, Some(thr));
+        }
+        let under = short
+            .iter()
+            .all(|&d| self.usage[me][d] < teams[me].guarantee[d]);
+        if under {
+            if let Some(found) = self.minimal_victims(j, t, &order, &short, false, None) {
+                return Some(found);
+            }
+        }
+        self.minimal_victims(j, t, &own_only, &short, true, None)
+    }
+
+    /// Takes `order`'s jobs until `j` fits its quota (within its guarantee unless
+    /// `borrow`) and the nodes, skipping another team's job once that team no longer
+    /// borrows in `short`; then gives back, from the second last, each victim the job
+    /// does not need. With `below`, taking another team's job at or above that priority
+    /// stops the job from borrowing.
+    fn minimal_victims(
+        &self,
+        j: usize,
+        t: f64,
+        order: &[usize],
+        short: &[usize],
+        mut borrow: bool,
+        below: Option<f64>,
+    ) -> Option<(Vec<usize>, Vec<usize>)> {
+        let jobs = &self.cluster.jobs;
+        let job = &jobs[j];
+        let me = job.team;
+        let guarantee = &self.cluster.teams[me].guarantee;
+        let need = job.per_node;
+        let to = t + job.limit.unwrap_or(INF);
+        let usable =
+            |n: usize| self.cluster.node_eligible(j, n) && self.cluster.resv_open(j, n, t, to);
+        let mut free: Vec<V3> = self.cluster.nodes.iter().map(|n| n.free).collect();
+        let mut fit: BTreeSet<usize> = BTreeSet::new();
+        self.free_ix.each_fitting(&need, |n| {
+            if usable(n) {
+                fit.insert(n);
+            }
+            false
+        });
+        let mut usage = self.usage.clone();
+        let give = |free: &mut Vec<V3>,
+                    fit: &mut BTreeSet<usize>,
+                    usage: &mut Vec<Vec<f64>>,
+                    unit: &[usize],
+                    sign: f64| {
+            for &v in unit {
+                let vj = &jobs[v];
+                for &n in &vj.nodes {
+                    for d in 0..3 {
+                        free[n][d] += sign * vj.per_node[d];
+                    }
+                    if fits(&free[n], &need) && usable(n) {
+                        fit.insert(n);
+                    } else {
+                        fit.remove(&n);
+                    }
+                }
+                for d in (0..3).chain(vj.quota_dim) {
+                    usage[vj.team][d] -= sign * need_in(&vj.total, d);
+                }
+            }
+        };
+        let fits_now = |free: &[V3], fit: &BTreeSet<usize>, usage: &[Vec<f64>], borrow: bool| {
+            let within = borrow
+                || (0..3).chain(job.quota_dim).all(|d| {
+                    need_in(&job.total, d) <= 0.0
+                        || usage[me][d] + need_in(&job.total, d) <= guarantee[d] + 1e-9
+                });
+            if !within
+                || self
+                    .quota_check(me, &job.total, job.quota_dim, usage)
+                    .is_some()
+                || fit.len() < job.nodes_wanted
+            {
+                return None;
+            }
+            pick(
+                fit.iter()
+                    .map(|&n| (self.score(&free[n], &need), n))
+                    .collect(),
+                job.nodes_wanted,
+            )
+        };
+        let mut chosen: Vec<Vec<usize>> = Vec::new();
+        let mut taken: FxSet<usize> = FxSet::default();
+        let mut placed = None;
+        for &v in order {
+            if taken.contains(&v) {
+                continue;
+            }
+            let vt = jobs[v].team;
+            if vt != me && !self.borrows_in(vt, short, &usage) {
+                continue; // its team no longer borrows: nothing to reclaim there
+            }
+            let unit = match jobs[v].gang {
+                None => vec![v],
+                Some(g) => {
+                    let unit: Vec<usize> = self.cluster.gang_members[g]
+                        .iter()
+                        .copied()
+                        .filter(|&m| jobs[m].state == JobState::Running)
+                        .collect();
+                    if !unit.iter().all(|m| order.contains(m)) {
+                        continue; // a member this job may not preempt: the gang stays whole
+                    }
+                    unit
+                }
+            };
+            if vt != me && below.is_some_and(|b| self.stated_prio(v) >= b) {
+                borrow = false;
+            }
+            give(&mut free, &mut fit, &mut usage, &unit, 1.0);
+            taken.extend(unit.iter().copied());
+            chosen.push(unit);
+            if let Some(p) = fits_now(&free, &fit, &usage, borrow) {
+                placed = Some(p);
+                break;
+            }
+        }
+        placed.as_ref()?;
+        // Give back, newest choice first (the last one stays), each victim not needed.
+        let mut i = chosen.len().saturating_sub(1);
+        while i > 0 {
+            i -= 1;
+            give(&mut free, &mut fit, &mut usage, &chosen[i], -1.0);
+            match fits_now(&free, &fit, &usage, borrow) {
                 Some(p) => {
                     chosen.remove(i);
                     placed = Some(p);

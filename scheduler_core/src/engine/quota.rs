@@ -80,7 +80,12 @@ impl<'a, 'p> Engine<'a, 'p> {
             let want = usage[t][d] + need_in(need, d);
             let over = want - team.guarantee[d];
             let fits = want <= team.max[d] && (max_only || over <= 0.0 || over <= avail[d]);
-            fits || need_in(need, d) <= team.guarantee[d]
+            // A team that may preempt while it borrows (a stated borrow_within) may do
+            // so for any request within its max.
+            let while_borrowing = team
+                .stated
+                .is_some_and(|s| s.borrow_below.is_some() && need_in(need, d) <= team.max[d]);
+            fits || need_in(need, d) <= team.guarantee[d] || while_borrowing
         })
     }
 

@@ -86,7 +86,8 @@ def _params() -> list[Any]:
 def _cq_object(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     """A ClusterQueue as the API serves it, from the file's compact quota table:
     ``quotas = [[flavor, resource, nominal, borrowingLimit?, lendingLimit?], ...]`` per
-    resource group (``groups``), ``cohort``, ``preemption``."""
+    resource group (``groups``), ``cohort``, ``preemption``, ``namespace_selector``
+    (a LabelSelector; {} selects every namespace, as Kueue's test wrapper sets it)."""
     groups = []
     for group in spec["groups"]:
         flavors: dict[str, list[dict[str, Any]]] = {}
@@ -105,7 +106,8 @@ def _cq_object(name: str, spec: dict[str, Any]) -> dict[str, Any]:
             "coveredResources": covered,
             "flavors": [{"name": f, "resources": r} for f, r in flavors.items()],
         })
-    body: dict[str, Any] = {"resourceGroups": groups, "namespaceSelector": {}}
+    body: dict[str, Any] = {"resourceGroups": groups,
+                            "namespaceSelector": spec.get("namespace_selector", {})}
     if spec.get("cohort"):
         body["cohort"] = spec["cohort"]
     if spec.get("preemption"):
@@ -306,7 +308,9 @@ def _listed(doc: dict[str, Any], case: dict[str, Any]) -> tuple[dict[str, list[A
         workloads.append(_workload(wl, False, 100 + j))
         priorities.add(int(wl.get("priority", 0)))
     listed: dict[str, list[Any]] = {
-        "namespaces": [{"metadata": {"name": n}} for n in sorted(
+        # Namespaces with the labels the file states (``namespace_labels``).
+        "namespaces": [{"metadata": {"name": n, "labels": doc.get("namespace_labels", {})
+                                     .get(n, {})}} for n in sorted(
             {NS, *(wl.get("ns", NS) for wl in [*case.get("admitted", []),
                                                 *case.get("pending", [])])})],
         "nodes": nodes,
