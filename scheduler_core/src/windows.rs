@@ -410,7 +410,9 @@ mod tests {
         assert_eq!(RunDist::of(&[], Some(30.0), true), RunDist::Estimate(30.0));
         let mut rng = Rng(11);
         let below = |d: &RunDist, rng: &mut Rng| {
-            (0..4000).filter(|_| d.draw(rng, Some(120.0)) < 30.0).count()
+            (0..4000)
+                .filter(|_| d.draw(rng, Some(120.0)) < 30.0)
+                .count()
         };
         assert_eq!(below(&RunDist::of(&[60.0], None, false), &mut rng), 0);
         let weak = below(&RunDist::of(&[60.0], None, true), &mut rng);
