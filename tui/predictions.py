@@ -303,18 +303,17 @@ class StartWindow:
     p90: float | None
 
 
-# Plans per window in the TUI: as quotatop predict's default (commands/predict.py),
-# which bench/core.py keeps within a second for a 5k-job queue.
-WINDOW_SAMPLES = 16
-
-
-def start_windows(snap: Snapshot, samples: int = WINDOW_SAMPLES) -> dict[str, StartWindow]:
+def start_windows(snap: Snapshot, samples: int | None = None) -> dict[str, StartWindow]:
     """Every pending job's start window under the policy the view predicts with. Made
     on demand (the job detail asks, in a worker): samples times one plan is too much to
-    spend on every refresh of a shared login node. Empty when the core cannot."""
+    spend on every refresh of a shared login node. Empty when the core cannot. Plans:
+    as many as quotatop predict's default gives the queue (scheduler_core.auto_samples)."""
     try:
         from quotatop import scheduler_core
 
+        if samples is None:
+            samples = scheduler_core.auto_samples(
+                sum(1 for j in snap.jobs if j.state in ("pending", "running")))
         windows = scheduler_core.predict_windows(
             to_msgpack(snap), _site_policy(snap), samples=samples)
     except (ImportError, AttributeError, ValueError):

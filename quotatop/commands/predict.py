@@ -21,9 +21,10 @@ from quotatop.flags import number
 from quotatop.source_flags import add_config_flags, add_source_flags, source_options
 
 ROW_VERSION = 1
-# Plans made for the start windows: bench/core.py measures a 5k-job queue at this
-# many within the 1 s issue #31 allows.
-DEFAULT_SAMPLES = 16
+# Plans made for the start windows when --samples is not given: as many as the queue's
+# size allows (scheduler_core.auto_samples: 16 for a 5k-job queue, which bench/core.py
+# keeps within the 1 s issue #31 allows, up to 256 for a small one).
+DEFAULT_SAMPLES = None
 
 
 class PredictedJob(msgspec.Struct, kw_only=True):
@@ -128,9 +129,10 @@ def rows(snap: Any, predictions: Any) -> list[PredictedJob]:
 
 
 def predict_snapshot(snap: Any, runtimes: str = "estimate",
-                     horizon: float = 7 * 86400.0, samples: int = 0) -> PredictOutput:
+                     horizon: float = 7 * 86400.0, samples: int | None = 0) -> PredictOutput:
     """Predict ``snap`` with the policy of its own scheduler; with ``samples`` > 0 (and
-    run times from estimates) each job also gets its start window over that many plans."""
+    run times from estimates) each job also gets its start window over that many plans
+    (None: as many as ``scheduler_core.auto_samples`` gives the queue)."""
     from quotatop import scheduler_core
     from quotatop.scheduler_core.site import site_policy
 
@@ -142,6 +144,9 @@ def predict_snapshot(snap: Any, runtimes: str = "estimate",
         raise UserError(f"predict: the snapshot of {snap.source or 'the source'} "
                         f"is inconsistent: {first}") from None
     jobs = rows(snap, predictions)
+    if samples is None:
+        samples = scheduler_core.auto_samples(
+            sum(1 for j in snap.jobs if j.state in ("pending", "running")))
     if samples > 0:
         add_windows(jobs, scheduler_core.predict_windows(snap, policy, horizon, samples))
     return PredictOutput(
@@ -282,7 +287,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="seconds ahead to predict (default 7 days, at most a year)")
     p.add_argument("--samples", type=number(0, 10_000, integer=True), default=DEFAULT_SAMPLES,
                    help="plans with sampled run times for each job's start window "
-                        f"(default {DEFAULT_SAMPLES}; 0: none)")
+                        "(default: 16 for a 5k-job queue, up to 256 for a small one; 0: none)")
     add_source_flags(p)
     add_config_flags(p)
     p.set_defaults(func=run)
