@@ -81,9 +81,15 @@ def summary(figures: list[dict]) -> None:
         return
 
     def dist(xs: list[float]) -> str:
-        xs = sorted(xs)
+        # A tau is undefined (nan) where one ranking is all ties (Slurm's own estimate
+        # giving every job one time); a nan would make the median and sort meaningless.
+        undefined = sum(1 for x in xs if x != x)
+        xs = sorted(x for x in xs if x == x)
+        if not xs:
+            return f"undefined on all {undefined} seeds"
         return (f"median {statistics.median(xs):.2f}, min {xs[0]:.2f}, max {xs[-1]:.2f}"
-                f" ({', '.join(f'{x:.2f}' for x in xs)})")
+                f" ({', '.join(f'{x:.2f}' for x in xs)})"
+                + (f"; undefined on {undefined} (one ranking all ties)" if undefined else ""))
 
     print(f"\nover {len(figures)} seeds:")
     print(f"  tau, history runtimes: {dist([f['estimate'].tau for f in figures])}")
