@@ -27,6 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from faults.trickle import trickle
+
 MODES = ("good", "trickle-headers", "trickle-body", "huge", "huge-error")
 NAMESPACE = {"metadata": {"name": "team-a", "resourceVersion": "1"}}
 
@@ -93,17 +95,7 @@ class FakeKube:
                 self.wfile.write(body)
 
             def _trickle(self, data: bytes) -> None:
-                # Event.wait as the sleep: close() ends every trickle at once.
-                for i, byte in enumerate(data):
-                    if i * fake.trickle_every > fake.trickle_for:
-                        return
-                    try:
-                        self.wfile.write(bytes([byte]))
-                        self.wfile.flush()
-                    except OSError:
-                        return
-                    if fake._closing.wait(fake.trickle_every):
-                        return
+                trickle(self.wfile, data, fake.trickle_every, fake.trickle_for, fake._closing)
 
             def _huge(self, error: bool = False) -> None:
                 self.send_response(500 if error else 200)

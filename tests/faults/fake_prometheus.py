@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from faults.trickle import trickle
+
 GOOD = json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [
     {"metric": {"namespace": "a"}, "values": [[1.0, "7"]]}]}}).encode()
 MALFORMED = {
@@ -126,17 +128,7 @@ class FakePrometheus:
                 fake.answered += 1
 
             def _trickle(self, data: bytes = b"x" * 100_000) -> None:
-                # Event.wait as the sleep: close() ends every trickle at once.
-                for i, byte in enumerate(data):
-                    if i * fake.trickle_every > fake.trickle_for:
-                        return
-                    try:
-                        self.wfile.write(bytes([byte]))
-                        self.wfile.flush()
-                    except OSError:
-                        return
-                    if fake._closing.wait(fake.trickle_every):
-                        return
+                trickle(self.wfile, data, fake.trickle_every, fake.trickle_for, fake._closing)
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
