@@ -159,7 +159,8 @@ class PriorityFactors(Struct, kw_only=True, omit_defaults=True):
 
 class Job(Struct, kw_only=True, omit_defaults=True, gc=False):
     # gc=False: a Job holds only strings, numbers, a str list, a str->float dict and
-    # PriorityFactors, so it can never be part of a reference cycle. Untracked, the
+    # PriorityFactors (and ``gpus``: a str -> int-list dict), so it can never be part of
+    # a reference cycle. Untracked, the
     # 100k Jobs of a large queue are not rescanned by every collection after a refresh
     # (about 0.1 s each time at that size).
     id: str
@@ -204,6 +205,33 @@ class Job(Struct, kw_only=True, omit_defaults=True, gc=False):
     # The source will not start the job as things stand, in its words (Kueue: its
     # LocalQueue does not exist); the core never starts it and says so.
     held: str | None = None
+    # The GPUs the job holds, node -> GPU indices (Slurm: squeue's gres_detail IDX, one
+    # entry per node of the job); what DCGM's per-GPU series are joined on
+    # (collectors/gpu_util.py). {} = the source does not say.
+    gpus: dict[str, list[int]] = {}
+
+
+class JobGpuUtil(Struct, kw_only=True, omit_defaults=True):
+    """One job's GPUs as the GPU exporter saw them over [since, until] (docs/gpu-util.md).
+
+    GPU-seconds count each GPU apart: 4 GPUs held for an hour are 14,400. A sample's value
+    holds from its time to the next sample (at most ``max_hold`` seconds), so ``busy`` is
+    the integral of utilization over the time the job held the GPU and a sample covered it.
+    """
+
+    job: str
+    user: str = ""
+    team: str = ""
+    gpus: list[str] = []  # "node:index" of each GPU the job held
+    since: float = 0.0  # the window: seconds since the epoch
+    until: float = 0.0
+    allocated_gpu_seconds: float = 0.0  # held within the window
+    observed_gpu_seconds: float = 0.0  # of those, covered by a utilization sample
+    busy_gpu_seconds: float = 0.0  # integral of util/100 over the observed time
+    mean_util_percent: float | None = None  # busy / observed; None: no sample covered it
+    mean_fb_mib: float | None = None  # framebuffer used, time-weighted mean per GPU
+    peak_fb_mib: float | None = None
+    engine_active_percent: float | None = None  # DCGM_FI_PROF_GR_ENGINE_ACTIVE, where served
 
 
 class Reservation(Struct, kw_only=True, omit_defaults=True):
@@ -328,6 +356,7 @@ class Snapshot(Struct, kw_only=True, omit_defaults=True):
     shares: list[ShareNode] = []
     reservations: list[Reservation] = []
     utilization: list[Series] = []
+    gpu_util: list[JobGpuUtil] = []  # per job, from the GPU exporter (collectors/gpu_util.py)
     status: list[SourceStatus] = []
     warnings: list[str] = []
     stale: bool = False

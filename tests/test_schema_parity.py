@@ -50,11 +50,15 @@ NOT_READ = {
     # Shown (name, reason, dependency, arrays, the end), or read beside the core:
     # the scheduler's own estimate and Kueue's LocalQueue position (predict rows).
     "Job": {"array_parent", "array_task", "dependency", "end_time", "estimated_start",
-            "local_queue_position", "name", "reason"},
+            "local_queue_position", "name", "reason",
+            # The GPU indices a job holds: joined to DCGM's series (collectors/gpu_util.py)
+            # for the views; the core counts GPUs from request.
+            "gpus"},
     # Source health and identity for the views; `scheduler` becomes the core's Policy
     # in Python (scheduler_core/site.py site_policy), not through the wire.
     "Snapshot": {"cluster", "meta", "scheduler", "schema_version", "source", "stale",
-                 "stale_reason", "status", "utilization", "warnings"},
+                 "stale_reason", "status", "utilization", "warnings",
+                 "gpu_util"},  # per-job GPU utilization: shown and detected, never scheduled
 }
 
 
