@@ -218,3 +218,16 @@ def test_sacct_2505_running_gpu_job() -> None:
     assert j.request == {"cpu": 1, "memory": 512, "gpu": 4}
     assert (j.start_time, j.end_time, j.nodes) == (1780142442, None, ["gpu1"])
     assert j.priority == 363 and j.time_limit == 60
+
+
+def test_a_running_job_records_the_gpu_indices_it_holds() -> None:
+    # gres_detail ["gpu:h100:4(IDX:0-3)"] on node gpu1: what DCGM's series join on.
+    jobs, _ = decode_squeue(_read("24.05-v0.0.41/slurm-job-gpus-running.json"))
+    assert jobs[0].gpus == {"gpu1": [0, 1, 2, 3]}
+
+
+def test_gres_detail_that_does_not_pair_with_the_nodes_is_not_guessed() -> None:
+    from quotatop.collectors.slurm.json_decode import job_gpus
+
+    assert job_gpus(["a", "b"], ["gpu:2(IDX:0-1)"]) == {}
+    assert job_gpus(["a", "b"], ["gpu:2(IDX:0-1)", "gpu:1(IDX:3)"]) == {"a": [0, 1], "b": [3]}

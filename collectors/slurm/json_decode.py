@@ -336,6 +336,20 @@ def _exclusive(j: js.SqueueJob39) -> bool:
     return "true" in _flags(j.exclusive) or "none" in _flags(j.shared)
 
 
+def job_gpus(nodes: list[str], details: list[str] | None) -> dict[str, list[int]]:
+    """node -> the GPU indices a job holds there, from squeue's ``gres_detail`` (one GRES
+    string per node, in the order of the job's node list). {} when Slurm printed no IDX
+    or the two lists do not pair up (a broken answer is not guessed at)."""
+    if not details or len(details) != len(nodes):
+        return {}
+    out: dict[str, list[int]] = {}
+    for node, text in zip(nodes, details, strict=True):
+        idx = sorted({i for g in parse_gres(text) if g.name == "gpu" for i in (g.indices or ())})
+        if idx:
+            out[node] = idx
+    return out
+
+
 def _job(j: js.SqueueJob39) -> Job:
     state = job_state(j.job_state)
     array_job = num(j.array_job_id)
@@ -355,6 +369,7 @@ def _job(j: js.SqueueJob39) -> Job:
     _not_negative(time_limit=limit_min, priority=priority, node_count=node_count)
     start = epoch(j.start_time)
     nodes_text = j.nodes
+    nodes = list(_hosts_cached(nodes_text)) if nodes_text and state != PENDING else []
     return Job(
         id=str(j.job_id),
         name=j.name or "",
@@ -376,11 +391,12 @@ def _job(j: js.SqueueJob39) -> Job:
         reason=_none_if(j.state_reason, "None"),
         # A pending job's start_time is Slurm's own (backfill) estimate.
         estimated_start=start if state == PENDING else None,
-        nodes=list(_hosts_cached(nodes_text)) if nodes_text and state != PENDING else [],
+        nodes=nodes,
         dependency=_none_if(j.dependency or "", "(null)"),
         constraint=j.features or None,
         exclusive=_exclusive(j),
         reservation=j.resv_name or None,
+        gpus=job_gpus(nodes, j.gres_detail),
     )
 
 
@@ -484,6 +500,8 @@ def _jobs38(items: list[js.SqueueJob38], warnings: list[str] | None = None) -> l
                     if hosts is None:
                         hosts = hostlists[text] = list(_hosts_cached(text))
                     job.nodes = hosts.copy()
+                    if j.gres_detail:
+                        job.gpus = job_gpus(hosts, j.gres_detail)
             if j.array_job_id:
                 job.array_parent = str(j.array_job_id)
                 if j.array_task_id is not None:

@@ -92,6 +92,8 @@ class SqueueJob38(Struct, kw_only=True, gc=False):
     eligible_time: int | None = 0
     end_time: int | None = 0
     features: str | None = ""  # the --constraint expression
+    # One GRES string per node of the job, in node-list order: "gpu:a100:2(IDX:0-1)".
+    gres_detail: list[str] | None = None
     job_id: int
     job_state: str | None = ""
     name: str | None = ""
@@ -144,6 +146,8 @@ class SqueueJob39(Struct, gc=False):
     # 23.02+: lists of flags; "exclusive": ["true"] or "shared": ["none"] = --exclusive
     shared: list[str] | str | None = None
     exclusive: list[str] | str | bool | None = None
+    # One GRES string per node of the job, in node-list order: "gpu:h100:4(IDX:0-3)".
+    gres_detail: list[str] | None = None
 
 
 # ---- sinfo --json ------------------------------------------------------------------
