@@ -150,3 +150,14 @@ def test_busy_gpu_seconds_is_the_integral_over_held_time(
     # Every covered second of the GPU went to exactly one job.
     total = _integral(pts, 0, 3600, 3600, max_hold)
     assert sum(u.busy_gpu_seconds for u in out) == pytest.approx(total[0], abs=1e-6)
+
+
+def test_a_recording_keeps_the_utilization_and_an_old_one_still_loads() -> None:
+    from quotatop.collectors.model import JobGpuUtil, Snapshot, from_msgpack, to_msgpack
+
+    snap = Snapshot(jobs=[_job("j", 0, None, {"a": [0, 1]})],
+                    gpu_util=[JobGpuUtil(job="j", gpus=["a:0"], mean_util_percent=12.5)])
+    back = from_msgpack(to_msgpack(snap))
+    assert back.gpu_util == snap.gpu_util and back.jobs[0].gpus == {"a": [0, 1]}
+    old = from_msgpack(to_msgpack(Snapshot(jobs=[Job(id="j")])))  # written before #36
+    assert old.gpu_util == [] and old.jobs[0].gpus == {}
