@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from quotatop.collectors.model import Snapshot
 from quotatop.incidents.config import IncidentConfig
 from quotatop.incidents.fragmentation import FragmentationDetector
+from quotatop.incidents.idle_gpus import IdleGpusDetector
 from quotatop.incidents.model import KINDS, Incident
 from quotatop.incidents.overcommit import OvercommitDetector
 from quotatop.incidents.queue_storm import QueueStormDetector
@@ -39,7 +40,8 @@ class IncidentMonitor:
     def _fresh(self) -> list:  # type: ignore[type-arg]
         cfg = self.config
         return [QueueStormDetector(cfg.queue_storm), StarvationDetector(cfg.starvation),
-                OvercommitDetector(cfg.overcommit), FragmentationDetector(cfg.fragmentation)]
+                OvercommitDetector(cfg.overcommit), FragmentationDetector(cfg.fragmentation),
+                IdleGpusDetector(cfg.idle_gpus)]
 
     def feed(self, snap: Snapshot) -> None:
         if self.last_t is not None and snap.taken_at < self.last_t:

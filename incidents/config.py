@@ -30,8 +30,20 @@ class FragmentationConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     gang_min_duration: float = 0.0  # seconds a gang holds part of itself before it opens
 
 
+class IdleGpusConfig(Struct, kw_only=True, forbid_unknown_fields=True):
+    # A running job whose GPUs were busy less than this percent over the last `window`
+    # seconds (the whole window held and measured) is an idle-GPU finding.
+    max_util: float = 15.0
+    window: float = 3600.0
+    # ... measured: a sample covered at least this share of its held GPU-time, so a job
+    # whose exporter went quiet is not called idle on a few samples.
+    min_coverage: float = 0.5
+    gpu_hour_price: float | None = None  # the idle time's cost; None: GPU-hours only
+
+
 class IncidentConfig(Struct, kw_only=True, forbid_unknown_fields=True):
     queue_storm: QueueStormConfig = field(default_factory=QueueStormConfig)
     starvation: StarvationConfig = field(default_factory=StarvationConfig)
     overcommit: OvercommitConfig = field(default_factory=OvercommitConfig)
     fragmentation: FragmentationConfig = field(default_factory=FragmentationConfig)
+    idle_gpus: IdleGpusConfig = field(default_factory=IdleGpusConfig)

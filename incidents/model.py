@@ -9,7 +9,8 @@ STARVATION = "starvation"
 OVERCOMMIT = "overcommit"
 FRAGMENTATION = "fragmentation"
 DEADLOCK = "deadlock"
-KINDS = (QUEUE_STORM, STARVATION, OVERCOMMIT, FRAGMENTATION, DEADLOCK)
+IDLE_GPUS = "idle_gpus"
+KINDS = (QUEUE_STORM, STARVATION, OVERCOMMIT, FRAGMENTATION, DEADLOCK, IDLE_GPUS)
 
 
 class Incident(Struct, kw_only=True, omit_defaults=True):
