@@ -219,10 +219,10 @@ async def test_e_exports_the_queue_as_shown_to_csv(tmp_path: Path) -> None:
         [path] = await wait_for(pilot, lambda: sorted(tmp_path.glob("*.csv")))
         assert path.name.startswith("quotatop-queue-")
         rows = list(csv.reader(path.open(encoding="utf-8")))
-        # Every column, also those 80 columns drop (N, NODES), and the filter's rows
+        # Every column, also those 80 columns drop (N, UTIL, NODES), and the filter's rows
         # in the sort order on screen.
         assert rows[0] == ["JOBID", "USER", "TEAM", "QOS", "ST", "GPU", "N", "AGE", "START",
-                           "PENDING REASON", "NODES"]
+                           "UTIL", "PENDING REASON", "NODES"]
         table = app.query_one(JobTable)
         assert [r[0] for r in rows[1:]] == [j.id for j in table.rows]
         assert {r[2] for r in rows[1:]} == {"exp"}
@@ -324,3 +324,16 @@ def test_job_detail_says_a_reason_the_binding_repeats_once() -> None:
     other = Prediction(start=None, binding="team exp at its guarantee of 24 gpu")
     text = detail_text(job, other, "gpu", 0.0).plain
     assert "reason" in text and "binding         team exp" in text
+
+
+def test_the_queue_shows_each_jobs_gpu_utilization_and_drops_it_first_when_narrow() -> None:
+    from quotatop.collectors.model import Job
+    from quotatop.tui.predictions import Predictions
+    from quotatop.tui.widgets.job_table import COLUMNS, TableContext, fit_columns
+
+    col = next(c for c in COLUMNS if c.key == "util")
+    ctx = TableContext(now=0.0, unit="gpu", predictions=Predictions(),
+                       gpu_util={"1": 12.4, "2": None})
+    assert [col.text(Job(id=i), ctx) for i in ("1", "2", "3")] == ["12%", "?", "—"]
+    assert "util" in {c.key for c in fit_columns(200)}
+    assert "util" not in {c.key for c in fit_columns(80)}

@@ -174,7 +174,8 @@ def table_dump(table: JobTable | DataTable) -> Dump:
     if isinstance(table, JobTable):
         jobs = list(table.rows)
         ctx = TableContext(now=table.context.now, unit=table.context.unit,
-                           predictions=table.context.predictions)
+                           predictions=table.context.predictions,
+                           gpu_util=table.context.gpu_util)
         header = [ctx.unit.upper() if c.key == "amount" else c.title for c in JOB_COLUMNS]
         return header, lambda: [[c.text(j, ctx) for c in JOB_COLUMNS] for j in jobs]
     header = [strip_arrow(col.label.plain) for col in table.columns.values()]

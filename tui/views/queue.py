@@ -25,8 +25,10 @@ class QueueView(View):
 
     def show_data(self, data: ViewData) -> None:
         table = self.query_one(JobTable)
+        util = {u.job: u.mean_util_percent for u in data.snap.gpu_util}
         table.set_jobs(data.snap.jobs, TableContext(now=data.now, unit=data.derived.unit,
-                                                    predictions=data.predictions))
+                                                    predictions=data.predictions,
+                                                    gpu_util=util))
         self._status(data)
 
     def release(self) -> None:

@@ -8,7 +8,7 @@ visible line in ``render_line``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from rich.segment import Segment
@@ -43,6 +43,9 @@ class TableContext:
     now: float
     unit: str
     predictions: Predictions
+    # job id -> mean GPU utilization percent over the exporter's window (Snapshot.gpu_util);
+    # None inside: held but never sampled. A job not in it: the source has no GPU data.
+    gpu_util: dict[str, float | None] = field(default_factory=dict)
 
 
 def _opt(v: float | None) -> tuple[bool, float]:
@@ -70,6 +73,17 @@ def _where_text(j: Job, c: TableContext) -> str:
     return nodes[0] if len(nodes) == 1 else f"{nodes[0]}+{len(nodes) - 1}"
 
 
+def _util_text(j: Job, c: TableContext) -> str:
+    if j.id not in c.gpu_util:
+        return DASH
+    u = c.gpu_util[j.id]
+    return "?" if u is None else f"{u:.0f}%"
+
+
+def _util_key(j: Job, c: TableContext) -> tuple[bool, float]:
+    return _opt(c.gpu_util.get(j.id))
+
+
 def _reason_text(j: Job, c: TableContext) -> str:
     if j.state != PENDING:
         return ""
@@ -95,14 +109,15 @@ COLUMNS: tuple[Column, ...] = (
     Column("age", "AGE", 4, lambda j, c: duration(c.now - j.submit_time) if j.submit_time else DASH,
            lambda j, c: -j.submit_time, right=True),
     Column("start", "START", 7, _start_text, _start_key),
+    Column("util", "UTIL", 4, _util_text, _util_key, right=True),
     Column("reason", "PENDING REASON", 44, _reason_text, lambda j, c: _reason_text(j, c)),
     Column("where", "NODES", 12, _where_text, lambda j, c: _where_text(j, c)),
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
 # What a narrow terminal gives up, in order, before the pending reason gets less
-# than REASON_MIN cells: NODES, then N (Enter shows both in the job's detail).
+# than REASON_MIN cells: GPU UTIL, NODES, then N (Enter shows them in the job's detail).
 # The reason takes what the other columns leave, up to its full width.
-NARROW_DROP = ("where", "nodes_req")
+NARROW_DROP = ("util", "where", "nodes_req")
 REASON_MIN = 30
 # Columns that widen to their longest text (up to these) when the reason has its
 # REASON_MIN: on a wide terminal a team or user name is not cut with room to spare.
