@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 
 import msgspec
 import pytest
-from tests_tui_helpers import loaded
+from tests_tui_helpers import loaded, refreshed
 from textual.pilot import Pilot
 from textual.widget import Widget
 from tui_fixtures import PENDING, T0, snapshot
@@ -56,15 +56,6 @@ def _widgets() -> int:
     return sum(isinstance(o, Widget) for o in gc.get_objects())
 
 
-async def _refresh(app: QuotatopApp, pilot: Pilot) -> None:
-    app.refresh_now()
-    for _ in range(200):  # a bounded wait for the collect and its paint
-        await pilot.pause(0.02)
-        if not app._collecting:
-            break
-    await pilot.pause()
-
-
 async def _nothing(pilot: Pilot, i: int) -> None:
     return None
 
@@ -99,7 +90,7 @@ async def test_forty_refreshes_hold_what_sixteen_held(path: str) -> None:
         await loaded(pilot)
         for i in range(40):
             await step(pilot, i)
-            await _refresh(app, pilot)
+            await refreshed(pilot)
             if i + 1 in (16, 40):  # the same place in the screens' cycle (i % 8)
                 counts.append((_widgets(), len(list(app.screen.walk_children()))))
         assert source.calls >= 40

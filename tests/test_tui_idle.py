@@ -12,7 +12,7 @@ import gc
 from typing import Any
 
 import msgspec
-from tests_tui_helpers import loaded
+from tests_tui_helpers import loaded, refreshed
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 from textual.widgets._footer import FooterKey
@@ -84,11 +84,7 @@ async def test_an_unchanged_cluster_is_painted_once() -> None:
         overview.show_data = lambda data: (painted.append(data.snap.taken_at), original(data))[1]
         shown = app.data.snap if app.data is not None else None
         for _ in range(5):
-            app.refresh_now()
-            for _ in range(50):
-                await pilot.pause(0.02)
-                if not app._collecting:
-                    break
+            await refreshed(pilot)
         assert source.calls == 6
         assert painted == []
         assert app.data is not None and app.data.snap is shown
@@ -160,11 +156,7 @@ async def test_a_view_covered_by_help_or_the_report_is_painted_when_shown_again(
             await pilot.press(key)
             await pilot.pause()
             assert app.screen is not app.main
-            app.refresh_now()
-            for _ in range(50):
-                await pilot.pause(0.02)
-                if not app._collecting:
-                    break
+            await refreshed(pilot)
             assert painted == []
             await pilot.press("escape")
             await pilot.pause()
@@ -199,11 +191,7 @@ async def test_the_same_lists_again_are_neither_escaped_nor_hashed_whole(
     async with app.run_test(size=(120, 40)) as pilot:
         await loaded(pilot)
         for _ in range(5):
-            app.refresh_now()
-            for _ in range(50):
-                await pilot.pause(0.02)
-                if not app._collecting:
-                    break
+            await refreshed(pilot)
         assert source.calls == 6
         assert app.snapshot is not None and app.snapshot.taken_at == base.taken_at + 5
     # the first frame and the first equal one are looked at whole; the other four not
