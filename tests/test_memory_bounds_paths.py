@@ -13,6 +13,7 @@ was not there before and one that ended, so each refresh derives, predicts and p
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Awaitable, Callable
 
 import msgspec
@@ -67,7 +68,22 @@ async def _screens(pilot: Pilot, i: int) -> None:
 async def _overlays(pilot: Pilot, i: int) -> None:
     await pilot.press("question_mark" if i % 2 == 0 else "ctrl+p")
     await pilot.pause()
+    overlay = weakref.ref(pilot.app.screen)
     await pilot.press("escape")
+    await _freed(pilot, overlay)
+
+
+async def _freed(pilot: Pilot, overlay: weakref.ref[object], tries: int = 100) -> None:
+    """Bounded wait until a closed overlay is gone. Textual stops a closed screen's
+    timers by cancelling their tasks, and a cancelled task holds the screen until the
+    loop runs it once more: counting before that counted one palette that was on its
+    way out (a race seen in CI: 96 then 97 widgets). One never freed is a leak."""
+    for _ in range(tries):
+        gc.collect()
+        if overlay() is None:
+            return
+        await pilot.pause(0.01)
+    raise AssertionError(f"a closed {type(overlay()).__name__} was never freed")
 
 
 async def _report_once(pilot: Pilot, i: int) -> None:
