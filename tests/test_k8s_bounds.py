@@ -313,3 +313,29 @@ def test_an_exec_plugin_rerun_for_an_expired_token_is_bounded_too(tmp_path: Path
     assert snap.stale_reason == f"k8s: credential plugin slow-plugin did not answer within " \
                                 f"{TIMEOUT:g}s", snap.stale_reason
     assert len(_plugin_pids(tmp_path)) == 2 and left == []
+
+
+@pytest.mark.parametrize(("section", "why"), [
+    ({"command": "/bin/true"}, "malformed request. missing key 'apiVersion'"),
+    ({"apiVersion": EXEC_API}, "malformed request. missing key 'command'"),
+    ({"apiVersion": EXEC_API, "command": "/bin/true", "env": 5},
+     "'int' object is not iterable"),
+    ({"apiVersion": EXEC_API, "command": ["/bin/true", "-x"]}, "command is not a file name"),
+    ({"apiVersion": EXEC_API, "command": "/bin/true", "args": [{"a": 1}]},
+     "args is not a list of words"),
+])
+def test_a_malformed_exec_section_is_one_line_and_nothing_on_stderr(
+        section: dict, why: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    # The client builds its provider inside the ``except Exception`` that logs: a raw
+    # "ERROR:root:exec: malformed request..." on the terminal, and a load without
+    # credentials that then looked like the server's refusal.
+    with fake_kube("good") as fake:
+        kc = fake.write_kubeconfig(tmp_path / "exec-kubeconfig", user={"exec": section})
+        col = collector(fake, tmp_path, kubeconfig=str(kc))
+        try:
+            snap = collect_within(col)
+        finally:
+            close_within(col)
+    assert snap.stale_reason == f"k8s: kubeconfig user's exec section: {why}", \
+        snap.stale_reason
+    assert capfd.readouterr().err == ""

@@ -94,6 +94,15 @@ def _name(command: object) -> str:
     return printable(os.path.basename(str(command)))[:80] or "?"
 
 
+def _first_line_of(exc: BaseException) -> str:
+    text = str(exc).strip()
+    if text.startswith("exec: "):  # the client's own prefix; ours names the section
+        text = text[len("exec: "):]
+    if isinstance(exc, KeyError):  # str(KeyError('name')) is just "'name'"
+        text = f"missing key {text}"
+    return _first_line(text.encode()) or type(exc).__name__
+
+
 def _first_line(data: bytes) -> str:
     lines = data.decode(errors="replace").strip().splitlines()
     return printable(lines[0].strip())[:160] if lines else ""
@@ -210,6 +219,23 @@ def install() -> None:
         """The client's provider (its checks of the exec section), run bounded."""
 
         bounded = True
+
+        def __init__(self, exec_config: Any, cwd: Any, cluster: Any = None) -> None:
+            # The client builds the provider inside the same ``except Exception`` that
+            # logs (``exec: malformed request. missing key 'apiVersion'``, an ``env`` item
+            # without a name): that line went raw to the terminal and the load went on
+            # with no credentials. Under quotatop's load it is one line of ours instead.
+            try:
+                super().__init__(exec_config, cwd, cluster)
+                if not isinstance(self.args[0], str) or not self.args[0]:
+                    raise ConfigException("command is not a file name")
+                if not all(isinstance(a, str | int | float) for a in self.args[1:]):
+                    raise ConfigException("args is not a list of words")
+            except Exception as exc:
+                if getattr(_local, "timeout", None) is None:
+                    raise
+                raise PluginAbort(f"kubeconfig user's exec section: {_first_line_of(exc)}"
+                                  ) from None
 
         def run(self, previous_response: Any = None) -> dict[str, Any]:
             info: dict[str, Any] = {"apiVersion": self.api_version,

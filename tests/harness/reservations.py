@@ -107,12 +107,15 @@ def run_reservations(cluster: SlurmCluster, *, timeout: float = 240.0,
                                  snapshot_reservations=out.get("reservations", []),
                                  text_column=dict(ln.split("|")[:2] for ln in column.splitlines()
                                                   if ln.count("|") >= 2))
+    # Waited for in sacct itself, not in scontrol's state: slurmdbd hears of a start a
+    # moment after slurmctld, so a job seen RUNNING may not be in sacct yet (the CI run
+    # of stop 45 lost D, the last to start, that way).
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if all(_state(cluster, j) not in ("PENDING", "") for j in ids.values()):
+    while True:
+        runs, _ = job_runs(cluster, list(ids.values()))
+        if all(runs.get(j) for j in ids.values()) or time.monotonic() >= deadline:
             break
         time.sleep(1)
-    runs, _ = job_runs(cluster, list(ids.values()))
     for name, j in ids.items():
         if runs.get(j):
             start, _, nodes = runs[j][0]
