@@ -9,17 +9,33 @@ A viewer gets it through the Collector protocol's ``as_timeline`` capability
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from quotatop.collectors.model import Snapshot
 from quotatop.collectors.timeline_base import IncidentMark, TimelineBase
 
-if TYPE_CHECKING:  # the source makes its timeline (ScenarioSource.as_timeline)
-    from quotatop.simulation.scenario_source import ScenarioSource
+
+class Steps(Protocol):
+    """What the timeline drives: a ScenarioSource, which makes its timeline
+    (``ScenarioSource.as_timeline``); named by shape, so that this module does not
+    import the one that imports it."""
+
+    name: str
+    loop: bool
+    position: int
+
+    @property
+    def total_steps(self) -> int: ...
+    def time_at(self, index: int) -> float: ...
+    def index_at(self, t: float) -> int: ...
+    def incident_marks(self) -> list[IncidentMark]: ...
+    def collect(self) -> Snapshot: ...
+    def snapshot_at(self, index: int) -> Snapshot: ...
+    def close(self) -> None: ...
 
 
 class ScenarioTimeline(TimelineBase):
-    def __init__(self, source: ScenarioSource) -> None:
+    def __init__(self, source: Steps) -> None:
         self.source = source
         self.name = source.name
         self._paused = False

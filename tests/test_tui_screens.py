@@ -21,8 +21,8 @@ from tui_fixtures import NOW, T0, BrokenCollector, FixedCollector, frozen_clock,
 
 from quotatop.collectors.base import Collector
 from quotatop.collectors.model import Job, Snapshot
-from quotatop.tui.app import QuotatopApp
-from quotatop.tui.help import help_rows, help_sources
+from quotatop.tui.app import QuotatopApp, help_sources
+from quotatop.tui.help import help_rows
 from quotatop.tui.modals import HelpScreen, JobDetailScreen
 from quotatop.tui.views.overview import OverviewView
 from quotatop.tui.views.queue import QueueView
@@ -294,7 +294,7 @@ async def test_timeline_without_replay_says_so() -> None:
 
 
 async def test_help_lists_every_key_and_closes() -> None:
-    rows = help_rows()
+    rows = help_rows(help_sources())
     async with running(size=(100, 70)) as (app, pilot):  # tall enough for every row
         await pilot.press("question_mark")
         await pilot.pause()
@@ -329,7 +329,7 @@ def test_help_rows_come_from_the_bindings(monkeypatch: pytest.MonkeyPatch) -> No
     new = [*QueueView.BINDINGS, Binding("x", "noop", "Xray", tooltip="look through jobs"),
            Binding("y", "noop", "Yank")]
     monkeypatch.setattr(QueueView, "BINDINGS", new)
-    rows = help_rows()
+    rows = help_rows(help_sources())
     assert ("Queue", "x", "look through jobs") in rows
     assert ("Queue", "y", "Yank") in rows
     # A group is one row, its keys' alternatives apart; a key said already is not repeated.

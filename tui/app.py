@@ -33,6 +33,7 @@ from quotatop.tui.chart_data import ChartHistory, sample_of
 from quotatop.tui.derive import Derived
 from quotatop.tui.format import duration
 from quotatop.tui.habits import HABIT_BINDINGS, HabitsMixin
+from quotatop.tui.help import help_rows
 from quotatop.tui.live_incidents import IncidentState, LiveIncidents
 from quotatop.tui.live_recording import LiveRecording
 from quotatop.tui.modals import HelpScreen, JobDetailScreen
@@ -65,10 +66,12 @@ from quotatop.tui.views.quota import QuotaView
 from quotatop.tui.views.timeline import TimelineView
 from quotatop.tui.views_registry import VIEW_IDS, VIEW_TITLES
 from quotatop.tui.whatif_dialog import WhatifScreen, selected_row
+from quotatop.tui.widgets.cursor import CursorList
 from quotatop.tui.widgets.footer import LeanFooter
 from quotatop.tui.widgets.job_table import JobTable
 from quotatop.tui.widgets.node_grid import NodeGrid
 from quotatop.tui.widgets.pending_list import PendingList
+from quotatop.tui.widgets.sortable_table import SortableTable
 
 HISTORY = 60  # refreshes of per-team usage kept for the sparklines
 UNCHANGED_REPAINT = 30.0  # seconds between paints of a view whose data did not change
@@ -549,7 +552,7 @@ class QuotatopApp(HabitsMixin, App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(help_rows(help_sources())))
 
     def action_filter(self) -> None:
         self.show_view("queue")
@@ -641,3 +644,21 @@ def _names(in_flight: list[tuple[str, float]]) -> str:
     names = [n for n, _ in in_flight]
     shown = ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
     return f"{shown} ({in_flight[0][1]:.0f} s)"
+
+
+def help_sources() -> list[tuple[str, Any]]:
+    """(scope, class) in the help's order, for ``tui.help.help_rows``: here, where the
+    app's classes are known, so that help.py imports none of them (no circle). A class
+    whose BINDINGS the help should show is listed (a test checks that every class of
+    tui/ declaring BINDINGS is, or is a dialog closing on esc)."""
+    return [
+        ("everywhere", QuotatopApp),
+        ("tables", CursorList),
+        ("tables", PendingList),
+        ("tables", NodeGrid),
+        ("tables", SortableTable),
+        ("Overview", OverviewView),
+        ("Queue", JobTable),
+        ("Queue", QueueView),
+        ("Timeline", TimelineView),
+    ]

@@ -73,42 +73,17 @@ def rows(scope: str, bindings: Iterable[BindingType], extras: Iterable[HelpExtra
     return out
 
 
-def help_rows() -> list[HelpRow]:
+def help_rows(sources: Iterable[tuple[str, Any]]) -> list[HelpRow]:
     """Every key of the app, by where it works: everywhere, in tables, on one screen.
-    A class whose BINDINGS the help should show is listed in ``help_sources`` (a test
-    checks that every class of tui/ declaring BINDINGS is, or is a dialog closing on esc)."""
+    ``sources`` is (scope, class) in the help's order (``tui.app.help_sources``: the app
+    knows its classes, so this module imports none of them); a class's own BINDINGS, or
+    HELP_BINDINGS when it lists keys its subclasses bind, and its HELP_EXTRA."""
+    # A key listed once already (CURSOR_BINDINGS in each list) is not listed again.
     seen: set[tuple[str, str]] = set()
     out: list[HelpRow] = []
-    for scope, cls in help_sources():
+    for scope, cls in sources:
         out += rows(scope, help_bindings(cls), getattr(cls, "HELP_EXTRA", ()), seen)
     return out
-
-
-def help_sources() -> list[tuple[str, Any]]:
-    """(scope, class) in the help's order; a class's own BINDINGS, or HELP_BINDINGS when
-    it lists keys its subclasses bind, and its HELP_EXTRA."""
-    from quotatop.tui.app import QuotatopApp
-    from quotatop.tui.views.overview import OverviewView
-    from quotatop.tui.views.queue import QueueView
-    from quotatop.tui.views.timeline import TimelineView
-    from quotatop.tui.widgets.cursor import CursorList
-    from quotatop.tui.widgets.job_table import JobTable
-    from quotatop.tui.widgets.node_grid import NodeGrid
-    from quotatop.tui.widgets.pending_list import PendingList
-    from quotatop.tui.widgets.sortable_table import SortableTable
-
-    # A key listed once already (CURSOR_BINDINGS in each list) is not listed again.
-    return [
-        ("everywhere", QuotatopApp),
-        ("tables", CursorList),
-        ("tables", PendingList),
-        ("tables", NodeGrid),
-        ("tables", SortableTable),
-        ("Overview", OverviewView),
-        ("Queue", JobTable),
-        ("Queue", QueueView),
-        ("Timeline", TimelineView),
-    ]
 
 
 def help_bindings(cls: Any) -> list[BindingType]:

@@ -15,18 +15,18 @@ from textual.widgets import Static
 
 from quotatop.collectors.model import Job, Snapshot
 from quotatop.tui.format import DASH, duration, num, start_window, until
-from quotatop.tui.help import help_rows
+from quotatop.tui.help import HelpRow
 from quotatop.tui.predictions import Prediction, StartWindow, start_windows
 from quotatop.tui.reasons import in_words
 
 
-def help_table() -> Table:
+def help_table(rows: list[HelpRow]) -> Table:
     table = Table(box=None, show_header=False, padding=(0, 2), expand=False)
     table.add_column(style="dim")
     table.add_column(style="bold")
     table.add_column()
     last = None
-    for scope, key, what in help_rows():
+    for scope, key, what in rows:
         table.add_row(scope if scope != last else "", key, what)
         last = scope
     return table
@@ -35,10 +35,14 @@ def help_table() -> Table:
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
 
+    def __init__(self, rows: list[HelpRow]) -> None:
+        super().__init__()
+        self.rows = rows
+
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(Text("quotatop keys — read-only: no key changes a job", style="bold"))
-            yield Static(help_table(), id="help-keys")
+            yield Static(help_table(self.rows), id="help-keys")
 
 
 def detail_title(job: Job) -> str:

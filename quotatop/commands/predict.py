@@ -228,7 +228,7 @@ def snapshot_frame(args: argparse.Namespace) -> tuple[Any, tuple[float, float] |
         if hasattr(collector, "seek"):
             span = (collector.start_time, collector.end_time)
         if args.at is not None:
-            from quotatop.commands.replay import parse_at
+            from quotatop.commands.at_flag import parse_at
 
             collector.seek(parse_at(args.at, collector.start_time, collector.end_time))
         if hasattr(collector, "pause"):
@@ -242,7 +242,7 @@ def snapshot_frame(args: argparse.Namespace) -> tuple[Any, tuple[float, float] |
 
 
 def _clock(t: float) -> str:
-    # Local time of day, as --at HH:MM reads it (commands/replay.py parse_at).
+    # Local time of day, as --at HH:MM reads it (commands/at_flag.py parse_at).
     return dt.datetime.fromtimestamp(t).strftime("%H:%M")
 
 

@@ -9,7 +9,8 @@ use crate::features::Constraint;
 use crate::limits::{Limits, Who, NO_PROFILE};
 use crate::wire::{WJob, WQuota, WRes, WSnapshot, CPU, GPU, MEM, V3};
 
-pub const INF: f64 = f64::INFINITY;
+// Where the crate has always named it (crate::cluster::INF); defined in `amounts`.
+pub use crate::amounts::INF;
 
 pub struct Node<'a> {
     pub name: &'a str,

@@ -7,6 +7,7 @@
 // index loops read clearer than zipped iterators there.
 #![allow(clippy::needless_range_loop, clippy::type_complexity)]
 
+pub mod amounts;
 pub mod api;
 pub mod bestfit;
 pub mod cluster;

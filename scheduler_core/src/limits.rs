@@ -9,8 +9,7 @@
 //! (limit, counter, items) entries per job; with no limits every job has the
 //! empty profile and nothing here runs.
 
-use crate::cluster::INF;
-use crate::engine::fmt_amount;
+use crate::amounts::{fmt_amount, INF};
 use crate::fxhash::FxMap;
 use crate::wire::{WLimit, CPU, GPU, MEM, V3};
 

@@ -122,7 +122,7 @@ starts = st.sampled_from([1.7e9, 0.0, -1.0, 1e11, 1e20, -1e20]) | st.floats()
 @given(at_texts, starts)
 @example("0001-01-01", 1.7e9)  # the reproducer handed over: year 0 after astimezone()
 def test_at_is_a_time_or_one_user_error(text: str, start: float) -> None:
-    from quotatop.commands.replay import parse_at
+    from quotatop.commands.at_flag import parse_at
 
     try:
         got = parse_at(text, start, start)

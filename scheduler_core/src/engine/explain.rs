@@ -2,14 +2,6 @@
 
 use super::*;
 
-pub fn fmt_amount(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        format!("{x:.2}")
-    }
-}
-
 pub fn fmt_clock(t: f64, now: f64) -> String {
     let s = t.floor() as i64;
     let (h, m) = ((s.rem_euclid(86400)) / 3600, (s.rem_euclid(3600)) / 60);

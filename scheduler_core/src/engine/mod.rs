@@ -22,13 +22,15 @@ mod explain;
 mod lifecycle;
 mod pass;
 mod placement;
+mod plan;
 mod preemption;
 mod priority;
 mod quota;
 
-use backfill::Plan;
-pub use explain::{fmt_amount, fmt_clock};
+pub use crate::amounts::fmt_amount;
+pub use explain::fmt_clock;
 use pass::{Classes, ShapeSet};
+use plan::Plan;
 
 #[derive(Debug, Clone)]
 pub enum Ev {

@@ -1,6 +1,6 @@
 //! One scheduling pass: the queue split into classes, each job considered in order (start, reserve, preempt, block), and gangs.
 
-use super::backfill::Reservation;
+use super::plan::Reservation;
 use super::*;
 
 /// What a job's turn in a pass means for the peers of its class.
