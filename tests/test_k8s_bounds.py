@@ -58,6 +58,15 @@ def collect_within(col: KubernetesCollector, deadline: float = GUARD) -> Snapsho
     return out[0]
 
 
+def one_snapshot(fake: FakeKube, tmp_path: Path, **kw: object) -> Snapshot:
+    """A collector of ``fake``, one ``collect`` (bounded), closed (bounded)."""
+    col = collector(fake, tmp_path, **kw)
+    try:
+        return collect_within(col)
+    finally:
+        close_within(col)
+
+
 def close_within(col: KubernetesCollector, deadline: float = GUARD) -> None:
     t = threading.Thread(target=col.close, daemon=True)
     t.start()
@@ -67,40 +76,28 @@ def close_within(col: KubernetesCollector, deadline: float = GUARD) -> None:
 
 def test_good_server_gives_a_fresh_snapshot(tmp_path: Path) -> None:
     with fake_kube("good") as fake:
-        col = collector(fake, tmp_path)
-        try:
-            snap = collect_within(col)
-            assert not snap.stale, snap.stale_reason
-            assert [t.name for t in snap.teams] == ["team-a"]
-        finally:
-            close_within(col)
+        snap = one_snapshot(fake, tmp_path)
+        assert not snap.stale, snap.stale_reason
+        assert [t.name for t in snap.teams] == ["team-a"]
 
 
 @pytest.mark.parametrize("mode", ["trickle-headers", "trickle-body"])
 def test_trickling_discovery_is_cut_at_the_timeout(mode: str, tmp_path: Path) -> None:
     with fake_kube(mode, only="/apis") as fake:
-        col = collector(fake, tmp_path)
-        try:
-            snap = collect_within(col)
-            assert snap.stale
-            assert snap.stale_reason == f"k8s: timed out after {TIMEOUT:g}s waiting for /apis"
-        finally:
-            close_within(col)
+        snap = one_snapshot(fake, tmp_path)
+        assert snap.stale
+        assert snap.stale_reason == f"k8s: timed out after {TIMEOUT:g}s waiting for /apis"
 
 
 @pytest.mark.parametrize("mode", ["trickle-headers", "trickle-body"])
 def test_trickling_list_is_cut_at_the_timeout(mode: str, tmp_path: Path) -> None:
     with fake_kube(mode, only="/api/v1/pods", on="list") as fake:
-        col = collector(fake, tmp_path)
-        try:
-            snap = collect_within(col)
-            assert snap.stale
-            assert snap.stale_reason is not None
-            assert snap.stale_reason.startswith(
-                f"k8s: timed out after {TIMEOUT:g}s waiting for /api/v1/pods"), snap.stale_reason
-            assert "\n" not in snap.stale_reason
-        finally:
-            close_within(col)
+        snap = one_snapshot(fake, tmp_path)
+        assert snap.stale
+        assert snap.stale_reason is not None
+        assert snap.stale_reason.startswith(
+            f"k8s: timed out after {TIMEOUT:g}s waiting for /api/v1/pods"), snap.stale_reason
+        assert "\n" not in snap.stale_reason
 
 
 @pytest.mark.parametrize("mode", ["trickle-headers", "trickle-body"])
@@ -240,11 +237,9 @@ def test_a_hanging_exec_plugin_is_killed_at_the_timeout(tmp_path: Path) -> None:
     # Issue #35: the kubernetes client runs the plugin with no timeout: for ever.
     with fake_kube("good") as fake:
         kc = _plugin_kubeconfig(fake, tmp_path, "time.sleep(60)")
-        col = collector(fake, tmp_path, kubeconfig=str(kc))
         try:
-            snap = collect_within(col)
+            snap = one_snapshot(fake, tmp_path, kubeconfig=str(kc))
         finally:
-            close_within(col)
             left = _kill_left(_plugin_pids(tmp_path))
     assert snap.stale
     assert snap.stale_reason == f"k8s: credential plugin slow-plugin did not answer within " \
@@ -271,11 +266,7 @@ def test_a_failing_exec_plugin_is_one_line_and_nothing_on_stderr(
     with fake_kube("good") as fake:
         kc = _plugin_kubeconfig(fake, tmp_path, "sys.stderr.write('no \\x1b[31mlogin\\n'); "
                                                 "sys.exit(3)")
-        col = collector(fake, tmp_path, kubeconfig=str(kc))
-        try:
-            snap = collect_within(col)
-        finally:
-            close_within(col)
+        snap = one_snapshot(fake, tmp_path, kubeconfig=str(kc))
     assert snap.stale_reason == (
         "k8s: credential plugin slow-plugin failed (exit status 3): no \\x1b[31mlogin")
     assert capfd.readouterr().err == ""
@@ -286,11 +277,7 @@ def test_an_exec_credential_without_a_credential_is_one_line_and_nothing_on_stde
     with fake_kube("good") as fake:
         kc = _plugin_kubeconfig(fake, tmp_path, f"print('{{\"apiVersion\": \"{EXEC_API}\", "
                                                 "\"kind\": \"ExecCredential\", \"status\": {}}')")
-        col = collector(fake, tmp_path, kubeconfig=str(kc))
-        try:
-            snap = collect_within(col)
-        finally:
-            close_within(col)
+        snap = one_snapshot(fake, tmp_path, kubeconfig=str(kc))
     assert snap.stale_reason == ("k8s: credential plugin slow-plugin: its ExecCredential "
                                  "holds neither a token nor a client certificate and key")
     assert capfd.readouterr().err == ""
@@ -304,11 +291,9 @@ def test_an_exec_plugin_rerun_for_an_expired_token_is_bounded_too(tmp_path: Path
         CREDENTIAL % (EXEC_API, ', "expirationTimestamp": "2000-01-01T00:00:00Z"')
     with fake_kube("good") as fake:
         kc = _plugin_kubeconfig(fake, tmp_path, body)
-        col = collector(fake, tmp_path, kubeconfig=str(kc))
         try:
-            snap = collect_within(col)
+            snap = one_snapshot(fake, tmp_path, kubeconfig=str(kc))
         finally:
-            close_within(col)
             left = _kill_left(_plugin_pids(tmp_path))
     assert snap.stale_reason == f"k8s: credential plugin slow-plugin did not answer within " \
                                 f"{TIMEOUT:g}s", snap.stale_reason
@@ -331,11 +316,7 @@ def test_a_malformed_exec_section_is_one_line_and_nothing_on_stderr(
     # credentials that then looked like the server's refusal.
     with fake_kube("good") as fake:
         kc = fake.write_kubeconfig(tmp_path / "exec-kubeconfig", user={"exec": section})
-        col = collector(fake, tmp_path, kubeconfig=str(kc))
-        try:
-            snap = collect_within(col)
-        finally:
-            close_within(col)
+        snap = one_snapshot(fake, tmp_path, kubeconfig=str(kc))
     assert snap.stale_reason == f"k8s: kubeconfig user's exec section: {why}", \
         snap.stale_reason
     assert capfd.readouterr().err == ""

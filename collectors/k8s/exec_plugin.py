@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import selectors
 import subprocess
 import threading
 import time
@@ -31,6 +30,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from quotatop.collectors import procgroups
+from quotatop.collectors.pipes import ReadStopped, read_both
 from quotatop.collectors.untrusted import printable
 
 # An ExecCredential is a token or a certificate pair: a few KiB. More is not one.
@@ -111,36 +111,13 @@ def _first_line(data: bytes) -> str:
 def _read(proc: subprocess.Popen[bytes], deadline: float, timeout: float,
           name: str) -> tuple[bytes, bytes]:
     """stdout and stderr until both close, under their caps and the deadline."""
-    assert proc.stdout is not None and proc.stderr is not None
-    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    bufs: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
-    sizes = dict.fromkeys(bufs, 0)
-    caps = {out_fd: STDOUT_CAP, err_fd: STDERR_CAP}
-    with selectors.DefaultSelector() as sel:
-        for fd in bufs:
-            os.set_blocking(fd, False)
-            sel.register(fd, selectors.EVENT_READ)
-        while sel.get_map():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise PluginAbort(
-                    f"credential plugin {name} did not answer within {timeout:g}s")
-            for key, _ in sel.select(timeout=left):
-                try:
-                    chunk = os.read(key.fd, _CHUNK)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    sel.unregister(key.fd)
-                    continue
-                sizes[key.fd] += len(chunk)
-                if sizes[key.fd] > caps[key.fd]:
-                    what = "output" if key.fd == out_fd else "stderr"
-                    cap = caps[key.fd]
-                    size = f"{cap >> 20} MiB" if cap >= 1 << 20 else f"{cap >> 10} KiB"
-                    raise PluginAbort(f"credential plugin {name}: {what} over {size}")
-                bufs[key.fd].append(chunk)
-    return b"".join(bufs[out_fd]), b"".join(bufs[err_fd])
+    try:
+        return read_both(proc, deadline, STDOUT_CAP, STDERR_CAP, chunk=_CHUNK)
+    except ReadStopped as exc:
+        if exc.over_cap:
+            raise PluginAbort(f"credential plugin {name}: {exc}") from None
+        raise PluginAbort(
+            f"credential plugin {name} did not answer within {timeout:g}s") from None
 
 
 def run_plugin(args: list[str], env: dict[str, str], cwd: str | None,

@@ -16,7 +16,6 @@ import contextlib
 import itertools
 import os
 import re
-import selectors
 import shlex
 import shutil
 import subprocess
@@ -30,6 +29,7 @@ from msgspec import Struct
 
 from quotatop.collectors import procgroups
 from quotatop.collectors.model import SourceStatus
+from quotatop.collectors.pipes import ReadStopped, read_both
 from quotatop.collectors.slurm.commands import FORMATS
 
 
@@ -270,10 +270,6 @@ def output_cap(command: str) -> int:
     return OUTPUT_CAPS.get(command, DEFAULT_CAP)
 
 
-def _size(n: int) -> str:
-    return f"{n // (1 << 30)} GiB" if n % (1 << 30) == 0 else f"{n // MiB} MiB"
-
-
 def _seconds(s: float) -> str:
     return f"{round(s, 1):g}"
 
@@ -339,43 +335,14 @@ _STOP_POLL = 0.2
 
 def _read_all(proc: subprocess.Popen[bytes], deadline: float, cap: int,
               stop: threading.Event | None = None) -> tuple[bytes, bytes]:
-    """stdout and stderr until both close, reading them as they come (never more than
-    ``cap`` / STDERR_CAP bytes) and never past ``deadline``: at the deadline, over a
-    cap or once ``stop`` is set, _Killed is raised and the pipes are left unread."""
-    assert proc.stdout is not None and proc.stderr is not None
-    bufs: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
-    sizes = dict.fromkeys(bufs, 0)
-    caps = {proc.stdout.fileno(): cap, proc.stderr.fileno(): STDERR_CAP}
-    with selectors.DefaultSelector() as sel:
-        for fd in bufs:
-            os.set_blocking(fd, False)
-            sel.register(fd, selectors.EVENT_READ)
-        while sel.get_map():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise _Killed("deadline")
-            if stop is not None:
-                # Killing the group is not enough to end this read: a grandchild that
-                # left the group may hold stdout open until the deadline.
-                if stop.is_set():
-                    raise _Killed("interrupted")
-                left = min(left, _STOP_POLL)
-            for key, _ in sel.select(timeout=left):
-                fd = key.fd
-                try:
-                    chunk = os.read(fd, _CHUNK)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    sel.unregister(fd)
-                    continue
-                sizes[fd] += len(chunk)
-                if sizes[fd] > caps[fd]:
-                    what = "output" if fd == proc.stdout.fileno() else "stderr"
-                    raise _Killed(f"{what} over {_size(caps[fd])}")
-                bufs[fd].append(chunk)
-    out = b"".join(bufs.pop(proc.stdout.fileno()))
-    return out, b"".join(bufs.pop(proc.stderr.fileno()))
+    """stdout and stderr until both close (collectors/pipes.py), never more than ``cap``
+    / STDERR_CAP bytes and never past ``deadline``: at the deadline, over a cap or once
+    ``stop`` is set, _Killed is raised and the pipes are left unread."""
+    try:
+        return read_both(proc, deadline, cap, STDERR_CAP, stop=stop, poll=_STOP_POLL,
+                         chunk=_CHUNK)
+    except ReadStopped as exc:
+        raise _Killed(str(exc)) from None
 
 
 class Runner:
