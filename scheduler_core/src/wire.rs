@@ -58,39 +58,57 @@ impl<'a> WRes<'a> {
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for WRes<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = WRes<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a map of resource name to amount")
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<WRes<'a>, M::Error> {
-                let mut r = WRes::default();
-                while let Some(k) = m.next_key::<&'de str>()? {
-                    let x: f64 = m.next_value()?;
-                    if !x.is_finite() || x < 0.0 {
-                        if r.bad.is_none() {
-                            r.bad = Some((k, x));
-                        }
-                        continue;
-                    }
-                    match k {
-                        "cpu" => r.v[CPU] = Some(x),
-                        "memory" => r.v[MEM] = Some(x),
-                        "gpu" => r.v[GPU] = Some(x),
-                        _ => {
-                            if let Some(t) = k.strip_prefix("gpu:") {
-                                r.typed = Some((t, x));
-                            }
-                        }
-                    }
+/// A map of resource name to amount, as all three shapes read it (`WRes`, `WQuota`,
+/// `WReq`): cpu, memory and gpu into `res()`, the first impossible amount (not finite,
+/// negative) kept in its `bad` to be refused by name, and every other key to `rest`.
+trait FromAmounts<'a>: Default {
+    fn res(&mut self) -> &mut WRes<'a>;
+    fn rest(&mut self, key: &'a str, amount: f64);
+}
+
+struct Amounts<'a, T>(PhantomData<(&'a (), T)>);
+
+impl<'de: 'a, 'a, T: FromAmounts<'a>> Visitor<'de> for Amounts<'a, T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a map of resource name to amount")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<T, M::Error> {
+        let mut out = T::default();
+        while let Some(k) = m.next_key::<&'de str>()? {
+            let x: f64 = m.next_value()?;
+            let r = out.res();
+            if !x.is_finite() || x < 0.0 {
+                if r.bad.is_none() {
+                    r.bad = Some((k, x));
                 }
-                Ok(r)
+                continue;
+            }
+            match k {
+                "cpu" => r.v[CPU] = Some(x),
+                "memory" => r.v[MEM] = Some(x),
+                "gpu" => r.v[GPU] = Some(x),
+                _ => out.rest(k, x),
             }
         }
-        d.deserialize_map(V(PhantomData))
+        Ok(out)
+    }
+}
+
+impl<'a> FromAmounts<'a> for WRes<'a> {
+    fn res(&mut self) -> &mut WRes<'a> {
+        self
+    }
+    fn rest(&mut self, k: &'a str, x: f64) {
+        if let Some(t) = k.strip_prefix("gpu:") {
+            self.typed = Some((t, x));
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for WRes<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(Amounts::<WRes>(PhantomData))
     }
 }
 
@@ -106,41 +124,21 @@ pub struct WQuota<'a> {
     pub other: Vec<&'a str>,
 }
 
+impl<'a> FromAmounts<'a> for WQuota<'a> {
+    fn res(&mut self) -> &mut WRes<'a> {
+        &mut self.res
+    }
+    fn rest(&mut self, k: &'a str, x: f64) {
+        match k.strip_prefix("gpu:") {
+            Some(t) => self.typed.push((t, x)),
+            None => self.other.push(k),
+        }
+    }
+}
+
 impl<'de: 'a, 'a> Deserialize<'de> for WQuota<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = WQuota<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a map of resource name to amount")
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<WQuota<'a>, M::Error> {
-                let mut q = WQuota::default();
-                while let Some(k) = m.next_key::<&'de str>()? {
-                    let x: f64 = m.next_value()?;
-                    if !x.is_finite() || x < 0.0 {
-                        if q.res.bad.is_none() {
-                            q.res.bad = Some((k, x));
-                        }
-                        continue;
-                    }
-                    match k {
-                        "cpu" => q.res.v[CPU] = Some(x),
-                        "memory" => q.res.v[MEM] = Some(x),
-                        "gpu" => q.res.v[GPU] = Some(x),
-                        _ => {
-                            if let Some(t) = k.strip_prefix("gpu:") {
-                                q.typed.push((t, x));
-                            } else {
-                                q.other.push(k);
-                            }
-                        }
-                    }
-                }
-                Ok(q)
-            }
-        }
-        d.deserialize_map(V(PhantomData))
+        d.deserialize_map(Amounts::<WQuota>(PhantomData))
     }
 }
 
@@ -153,42 +151,22 @@ pub struct WReq<'a> {
     pub other: Vec<&'a str>,
 }
 
+impl<'a> FromAmounts<'a> for WReq<'a> {
+    fn res(&mut self) -> &mut WRes<'a> {
+        &mut self.res
+    }
+    fn rest(&mut self, k: &'a str, x: f64) {
+        if let Some(t) = k.strip_prefix("gpu:") {
+            self.res.typed = Some((t, x));
+        } else if x > 0.0 {
+            self.other.push(k);
+        }
+    }
+}
+
 impl<'de: 'a, 'a> Deserialize<'de> for WReq<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = WReq<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a map of resource name to amount")
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> Result<WReq<'a>, M::Error> {
-                let mut q = WReq::default();
-                let r = &mut q.res;
-                while let Some(k) = m.next_key::<&'de str>()? {
-                    let x: f64 = m.next_value()?;
-                    if !x.is_finite() || x < 0.0 {
-                        if r.bad.is_none() {
-                            r.bad = Some((k, x));
-                        }
-                        continue;
-                    }
-                    match k {
-                        "cpu" => r.v[CPU] = Some(x),
-                        "memory" => r.v[MEM] = Some(x),
-                        "gpu" => r.v[GPU] = Some(x),
-                        _ => {
-                            if let Some(t) = k.strip_prefix("gpu:") {
-                                r.typed = Some((t, x));
-                            } else if x > 0.0 {
-                                q.other.push(k);
-                            }
-                        }
-                    }
-                }
-                Ok(q)
-            }
-        }
-        d.deserialize_map(V(PhantomData))
+        d.deserialize_map(Amounts::<WReq>(PhantomData))
     }
 }
 

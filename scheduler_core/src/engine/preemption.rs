@@ -2,7 +2,61 @@
 
 use super::placement::pick;
 use super::*;
-use crate::cluster::{Rule, Stated};
+use crate::cluster::{Job, Rule, Stated};
+
+/// The cluster as a victim search tries it: free capacity per node, the nodes that fit
+/// the preemptor now (kept up to date as victims are given back and forth, so each try
+/// costs the victim's nodes and not the cluster), and the teams' usage.
+struct Trial {
+    free: Vec<V3>,
+    fit: BTreeSet<usize>,
+    usage: Vec<Vec<f64>>,
+}
+
+impl Trial {
+    fn new(e: &Engine<'_, '_>, need: &V3, usable: &impl Fn(usize) -> bool) -> Self {
+        let mut fit = BTreeSet::new();
+        e.free_ix.each_fitting(need, |n| {
+            if usable(n) {
+                fit.insert(n);
+            }
+            false
+        });
+        Trial {
+            free: e.cluster.nodes.iter().map(|n| n.free).collect(),
+            fit,
+            usage: e.usage.clone(),
+        }
+    }
+
+    /// `unit`'s jobs given back (`sign` 1: their nodes free, their teams' usage drops)
+    /// or taken again (-1).
+    fn give(
+        &mut self,
+        jobs: &[Job],
+        need: &V3,
+        usable: &impl Fn(usize) -> bool,
+        unit: &[usize],
+        sign: f64,
+    ) {
+        for &v in unit {
+            let vj = &jobs[v];
+            for &n in &vj.nodes {
+                for d in 0..3 {
+                    self.free[n][d] += sign * vj.per_node[d];
+                }
+                if fits(&self.free[n], need) && usable(n) {
+                    self.fit.insert(n);
+                } else {
+                    self.fit.remove(&n);
+                }
+            }
+            for d in (0..3).chain(vj.quota_dim) {
+                self.usage[vj.team][d] -= sign * need_in(&vj.total, d);
+            }
+        }
+    }
+}
 
 /// A preemption candidate; the heap pops borrowing teams first, then lowest
 /// priority, then most recently started, then the highest job id.
@@ -183,42 +237,10 @@ impl<'a, 'p> Engine<'a, 'p> {
         let to = t + job.limit.unwrap_or(INF);
         let usable =
             |n: usize| self.cluster.node_eligible(j, n) && self.cluster.resv_open(j, n, t, to);
-        let mut free: Vec<V3> = self.cluster.nodes.iter().map(|n| n.free).collect();
-        // Nodes that fit the job in `free`, kept up to date as victims are given
-        // back and forth, so each try costs the victim's nodes and not the cluster.
-        let mut fit: BTreeSet<usize> = BTreeSet::new();
-        self.free_ix.each_fitting(&need, |n| {
-            if usable(n) {
-                fit.insert(n);
-            }
-            false
-        });
-        let mut usage = self.usage.clone();
+        let mut tr = Trial::new(self, &need, &usable);
         // Victims in units: a job alone, or every running member of a gang.
         let mut chosen: Vec<Vec<usize>> = Vec::new();
         let mut taken: FxSet<usize> = FxSet::default();
-        let give = |free: &mut Vec<V3>,
-                    fit: &mut BTreeSet<usize>,
-                    usage: &mut Vec<Vec<f64>>,
-                    unit: &[usize],
-                    sign: f64| {
-            for &v in unit {
-                let vj = &jobs[v];
-                for &n in &vj.nodes {
-                    for d in 0..3 {
-                        free[n][d] += sign * vj.per_node[d];
-                    }
-                    if fits(&free[n], &need) && usable(n) {
-                        fit.insert(n);
-                    } else {
-                        fit.remove(&n);
-                    }
-                }
-                for d in (0..3).chain(vj.quota_dim) {
-                    usage[vj.team][d] -= sign * need_in(&vj.total, d);
-                }
-            }
-        };
         // The same choice as `place_now` on `free` without reservations.
         let place = |free: &[V3], fit: &BTreeSet<usize>| -> Option<Vec<usize>> {
             if fit.len() < job.nodes_wanted {
@@ -250,17 +272,17 @@ impl<'a, 'p> Engine<'a, 'p> {
                     unit
                 }
             };
-            if self.below_guarantee(&unit, &usage, job.team) {
+            if self.below_guarantee(&unit, &tr.usage, job.team) {
                 continue; // would take a victim's team below its guarantee
             }
-            give(&mut free, &mut fit, &mut usage, &unit, 1.0);
+            tr.give(jobs, &need, &usable, &unit, 1.0);
             taken.extend(unit.iter().copied());
             chosen.push(unit);
             if self
-                .quota_check(job.team, &job.total, job.quota_dim, &usage)
+                .quota_check(job.team, &job.total, job.quota_dim, &tr.usage)
                 .is_none()
             {
-                if let Some(p) = place(&free, &fit) {
+                if let Some(p) = place(&tr.free, &tr.fit) {
                     placed = Some(p);
                     break;
                 }
@@ -271,16 +293,16 @@ impl<'a, 'p> Engine<'a, 'p> {
         let mut i = chosen.len();
         while i > 0 {
             i -= 1;
-            give(&mut free, &mut fit, &mut usage, &chosen[i], -1.0);
+            tr.give(jobs, &need, &usable, &chosen[i], -1.0);
             let ok = self
-                .quota_check(job.team, &job.total, job.quota_dim, &usage)
+                .quota_check(job.team, &job.total, job.quota_dim, &tr.usage)
                 .is_none();
-            match if ok { place(&free, &fit) } else { None } {
+            match if ok { place(&tr.free, &tr.fit) } else { None } {
                 Some(p) => {
                     chosen.remove(i);
                     placed = Some(p);
                 }
-                None => give(&mut free, &mut fit, &mut usage, &chosen[i], 1.0),
+                None => tr.give(jobs, &need, &usable, &chosen[i], 1.0),
             }
         }
         Some((chosen.concat(), placed.expect("checked")))
@@ -468,37 +490,7 @@ impl<'a, 'p> Engine<'a, 'p> {
         let to = t + job.limit.unwrap_or(INF);
         let usable =
             |n: usize| self.cluster.node_eligible(j, n) && self.cluster.resv_open(j, n, t, to);
-        let mut free: Vec<V3> = self.cluster.nodes.iter().map(|n| n.free).collect();
-        let mut fit: BTreeSet<usize> = BTreeSet::new();
-        self.free_ix.each_fitting(&need, |n| {
-            if usable(n) {
-                fit.insert(n);
-            }
-            false
-        });
-        let mut usage = self.usage.clone();
-        let give = |free: &mut Vec<V3>,
-                    fit: &mut BTreeSet<usize>,
-                    usage: &mut Vec<Vec<f64>>,
-                    unit: &[usize],
-                    sign: f64| {
-            for &v in unit {
-                let vj = &jobs[v];
-                for &n in &vj.nodes {
-                    for d in 0..3 {
-                        free[n][d] += sign * vj.per_node[d];
-                    }
-                    if fits(&free[n], &need) && usable(n) {
-                        fit.insert(n);
-                    } else {
-                        fit.remove(&n);
-                    }
-                }
-                for d in (0..3).chain(vj.quota_dim) {
-                    usage[vj.team][d] -= sign * need_in(&vj.total, d);
-                }
-            }
-        };
+        let mut tr = Trial::new(self, &need, &usable);
         let fits_now = |free: &[V3], fit: &BTreeSet<usize>, usage: &[Vec<f64>], borrow: bool| {
             let within = borrow
                 || (0..3).chain(job.quota_dim).all(|d| {
@@ -528,7 +520,7 @@ impl<'a, 'p> Engine<'a, 'p> {
                 continue;
             }
             let vt = jobs[v].team;
-            if vt != me && !self.borrows_in(vt, short, &usage) {
+            if vt != me && !self.borrows_in(vt, short, &tr.usage) {
                 continue; // its team no longer borrows: nothing to reclaim there
             }
             let unit = match jobs[v].gang {
@@ -548,10 +540,10 @@ impl<'a, 'p> Engine<'a, 'p> {
             if vt != me && below.is_some_and(|b| self.stated_prio(v) >= b) {
                 borrow = false;
             }
-            give(&mut free, &mut fit, &mut usage, &unit, 1.0);
+            tr.give(jobs, &need, &usable, &unit, 1.0);
             taken.extend(unit.iter().copied());
             chosen.push(unit);
-            if let Some(p) = fits_now(&free, &fit, &usage, borrow) {
+            if let Some(p) = fits_now(&tr.free, &tr.fit, &tr.usage, borrow) {
                 placed = Some(p);
                 break;
             }
@@ -561,13 +553,13 @@ impl<'a, 'p> Engine<'a, 'p> {
         let mut i = chosen.len().saturating_sub(1);
         while i > 0 {
             i -= 1;
-            give(&mut free, &mut fit, &mut usage, &chosen[i], -1.0);
-            match fits_now(&free, &fit, &usage, borrow) {
+            tr.give(jobs, &need, &usable, &chosen[i], -1.0);
+            match fits_now(&tr.free, &tr.fit, &tr.usage, borrow) {
                 Some(p) => {
                     chosen.remove(i);
                     placed = Some(p);
                 }
-                None => give(&mut free, &mut fit, &mut usage, &chosen[i], 1.0),
+                None => tr.give(jobs, &need, &usable, &chosen[i], 1.0),
             }
         }
         Some((chosen.concat(), placed.expect("checked")))
