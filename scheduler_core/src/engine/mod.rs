@@ -27,7 +27,7 @@ mod priority;
 mod quota;
 
 use backfill::Plan;
-pub use explain::{fmt_amount, fmt_clock};
+pub use explain::{fmt_amount, fmt_clock, human_duration};
 use pass::{Classes, ShapeSet};
 
 #[derive(Debug, Clone)]
