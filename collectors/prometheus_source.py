@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from quotatop.collectors.deadline import Deadline, DeadlineExpired, TooLarge, read_capped
+from quotatop.collectors.human import human_duration
 from quotatop.collectors.model import Series, Snapshot, SourceStatus, Team
 from quotatop.collectors.untrusted import redact_url as redact_url  # re-exported: the one
 
@@ -643,8 +644,8 @@ class PrometheusCollector:
         return teams
 
     def _range_text(self) -> str:
-        secs = self.config.range_seconds
-        return f"{secs / 3600:g}h" if secs >= 3600 else f"{secs:g}s"
+        # A note for people, beside the TUI's durations: the one human format.
+        return human_duration(self.config.range_seconds)
 
     def interrupt(self) -> None:
         """The viewer is quitting: the query in flight is cut now (as at its deadline)

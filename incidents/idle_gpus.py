@@ -4,6 +4,7 @@ user, its GPUs and the idle time's cost; what to do about it is people's."""
 
 from __future__ import annotations
 
+from quotatop.collectors.human import human_duration
 from quotatop.collectors.model import ACTIVE_STATES, Snapshot
 from quotatop.incidents.config import IdleGpusConfig
 from quotatop.incidents.episodes import Episodes
@@ -54,7 +55,7 @@ class IdleGpusDetector:
                 summary=(f"job {u.job} ({u.user or '?'}) holds {n} GPU{'s' * (n != 1)} "
                          f"({', '.join(u.gpus[:4])}{', ...' if n > 4 else ''}) at "
                          f"{u.mean_util_percent:.0f}% over the last "
-                         f"{(u.until - u.since) / 3600:g} h: {idle_hours:.1f} idle "
+                         f"{human_duration(u.until - u.since)}: {idle_hours:.1f} idle "
                          f"GPU-hours{priced}")[:300],
                 suggestion=(f"below {cfg.max_util:g}% for the whole window: ask "
                             f"{u.user or 'its owner'} whether the job still needs its GPUs"),

@@ -6,6 +6,7 @@ import math
 import statistics
 from collections import Counter, deque
 
+from quotatop.collectors.human import human_duration
 from quotatop.collectors.model import PENDING, Snapshot
 from quotatop.incidents.config import QueueStormConfig
 from quotatop.incidents.episodes import Episodes
@@ -104,7 +105,7 @@ class QueueStormDetector:
         return Incident(
             kind=QUEUE_STORM, opened_at=t, teams=[team, *victims],
             jobs=[j.id for j in snap.jobs if j.team == team and j.state == PENDING][:20],
-            summary=f"{team} submitted {peak_n} jobs in {self.cfg.window / 60:g} min at peak "
+            summary=f"{team} submitted {peak_n} jobs in {human_duration(self.cfg.window)} at peak "
                     f"(queue {before} → {peak_depth} at peak)"
                     + (f"; {worse} longer waits behind it (peak median wait growth)"
                        if victims else ""),

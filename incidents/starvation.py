@@ -8,6 +8,7 @@ from collections import deque
 
 from msgspec import Struct
 
+from quotatop.collectors.human import human_duration
 from quotatop.collectors.model import PENDING, RUNNING, Job, Snapshot
 from quotatop.incidents.config import StarvationConfig
 from quotatop.incidents.episodes import Episodes
@@ -113,7 +114,7 @@ class StarvationDetector:
         return Incident(
             kind=STARVATION, opened_at=snap.taken_at, teams=teams,
             jobs=[job.id, *[s.job for s in passed[-10:]]],
-            summary=f"job {job.id} ({job.team}) pending {wait / 3600:.1f} h, "
+            summary=f"job {job.id} ({job.team}) pending {human_duration(wait)}, "
                     f"{wait / max(peer_wait, 1.0):.0f}× its peers' median wait, while "
                     f"{len(passed)} newer or lower-priority jobs started",
             suggestion=suggestion, details=details)

@@ -12,7 +12,7 @@ on what this returns, as for any source.
 
 When the poller stops — its pid file is gone, or no frame was written for
 ``stale_after`` of its intervals — the snapshot is the last frame marked stale
-("poller stale: last frame 42 s ago"): the TUI keeps it on screen under a banner.
+("poller stale: last frame 42s ago"): the TUI keeps it on screen under a banner.
 The poller's silence is timed from the file's modification times, so a frame's own
 clock (a demo scenario's, or a cluster's) never enters it.
 """
@@ -28,6 +28,7 @@ from pathlib import Path
 
 import msgspec
 
+from quotatop.collectors.human import human_duration
 from quotatop.collectors.model import Snapshot
 from quotatop.recording.store import Recording, RecordingError
 
@@ -125,7 +126,8 @@ class LiveSource:
     def _stale_reason(self) -> str | None:
         age = self.frame_age()
         last = "no frame yet" if self._last is None else (
-            "last frame" + (f" {age:.0f} s ago" if age is not None else " of unknown age"))
+            "last frame" + (f" {human_duration(age)} ago" if age is not None
+                            else " of unknown age"))
         if self._error is not None:
             return f"cannot read the poller's file: {self._error} (showing the {last})"
         if self.pidfile is not None and not _pidfile_alive(self.pidfile):

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 from msgspec import Struct
 
+from quotatop.collectors.human import human_duration
 from quotatop.collectors.model import Snapshot, Team
 from quotatop.simulation.traces.model import Trace
 
@@ -446,19 +447,11 @@ def recommend(results: Sequence[Result], front: Sequence[int]) -> int | None:
 
 
 def fmt_wait(s: float) -> str:
-    """3h10, 42m, 12s, 2d04h: short, as the advice reads."""
+    """42m, 3h10m, 2d4h: the one human format (collectors/human.py), as the TUI and the
+    core's reasons write a wait; a dash for a wait no simulation measured."""
     if math.isnan(s):
         return "–"
-    s = round(s)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}" if s < 600 else f"{round(s / 60)}m"
-    if s < 86400:
-        m = round(s / 60)
-        return f"{m // 60}h{m % 60:02d}"
-    h = round(s / 3600)
-    return f"{h // 24}d{h % 24:02d}h"
+    return human_duration(s)
 
 
 def reasons(cur: Result, rec: Result) -> list[str]:

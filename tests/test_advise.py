@@ -160,7 +160,7 @@ def test_a_tiny_frontier_by_hand(workload: adv.Workload) -> None:
     assert adv.frontier(rs) == [1, 2]
     assert adv.recommend(rs, [1, 2]) == 1  # lower worst p95 wins before Jain
     why = adv.reasons(rs[0], rs[1])
-    assert why[0] == "cuts a p95 wait from 2h47 to 1h23"
+    assert why[0] == "cuts a p95 wait from 166m to 83m"
     assert "Jain 0.80 → 0.90" in why
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from quotatop import collectors
 from quotatop.cli import main
+from quotatop.collectors.human import human_duration
 from quotatop.simulation.trace_simulate import (
     TRACE_DIR,
     bundled_traces,
@@ -100,8 +101,10 @@ def test_metrics_of_a_run_by_name(policy: str, capsys: pytest.CaptureFixture[str
     assert out["events"] == 54_717 and out["events_per_s"] > 0 and out["wall_s"] > 0
     assert main(["simulate", "nasa-ipsc", "--policy", policy]) == 0
     text = capsys.readouterr().out
-    assert f"mean wait {mean_wait:.1f} s, median wait 0 s" in text
-    assert "utilization 46.6%, Jain's index over teams 0.516, makespan 7,949,022 s" in text
+    # The text for people in the one human format (collectors/human.py): 7,949,022 s is
+    # 92 days.
+    assert f"mean wait {human_duration(mean_wait)}, median wait 0s" in text
+    assert "utilization 46.6%, Jain's index over teams 0.516, makespan 92d" in text
     assert "54,717 events" in text and "events/s" in text
     assert ("fields not in this trace: wait time (field 3); requested processors (field 8); "
             "requested time (field 9)") in text

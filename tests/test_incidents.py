@@ -166,7 +166,7 @@ def test_closed_queue_storm_keeps_its_peak_not_its_last_frame() -> None:
     assert storm.details["submitted_in_window"] == 0 and storm.details["queue_depth"] == 100
     assert storm.details["peak_submitted_in_window"] == 150
     assert storm.details["peak_queue_depth"] == 150 and storm.details["peak_at"] == 180.0
-    assert storm.summary.startswith("a submitted 150 jobs in 5 min at peak (queue 0 → 150")
+    assert storm.summary.startswith("a submitted 150 jobs in 5m at peak (queue 0 → 150")
     # b waited 180 s when it opened and 540 s at its worst: ×3.0.
     assert storm.details["peak_wait_growth:b"] == 3.0 and "b ×3.0" in storm.summary
     assert "MaxSubmitJobs=50 (its queue peaked at 150;" in (storm.suggestion or "")

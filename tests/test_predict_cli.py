@@ -171,3 +171,23 @@ def test_replay_json_names_every_prediction_field(
     rows = json.loads(capsys.readouterr().out)["predictions"]
     assert [r["job_id"] for r in rows] == ["2", "3"]
     assert all(set(r) == set(CSV_FIELDS) for r in rows)
+
+
+def test_the_table_and_the_reason_write_a_wait_alike(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #32: the table said 'in 1500s' while the reason said 'in 25m'. A job not
+    eligible before T+1500 on an idle node starts then: both read 'in 25m'."""
+    node = Node(name="n1", partitions=["gpu"], state="idle",
+                capacity={"cpu": 8, "memory": 1000, "gpu": 8})
+    job = Job(id="7", user="u", team="t", partition="gpu", request={"gpu": 8},
+              time_limit=300.0, submit_time=T - 5, eligible_time=T + 1500)
+    snap = Snapshot(source="test", cluster="c", taken_at=T, nodes=[node],
+                    partitions=[Partition(name="gpu", nodes=["n1"])], teams=[Team(name="t")],
+                    jobs=[job])
+    rec = _record(tmp_path / "r.qtr", snap)
+    assert main(["predict", "--source", "replay", str(rec), "--json"]) == 0
+    row, = json.loads(capsys.readouterr().out)["jobs"]
+    assert row["predicted_wait"] == 1500  # the JSON keeps seconds
+    assert main(["predict", "--source", "replay", str(rec)]) == 0
+    line, = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip().startswith("7 ")]
+    assert " in 25m " in line and "(in 25m)" in line, line

@@ -112,4 +112,4 @@ def test_at_outside_the_recording_is_refused_with_its_span(
             assert main(argv) == 2, argv
             err = capsys.readouterr().err.strip().splitlines()
             assert len(err) == 1 and "outside the recording, which spans" in err[0], err
-            assert err[0].endswith("(3 min)"), err
+            assert err[0].endswith("(3m10s)"), err

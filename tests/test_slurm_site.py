@@ -510,7 +510,7 @@ def test_mean_of_the_last_two_runs_of_the_same_shape() -> None:
     out = {j.id: j for j in with_runtime_estimates(jobs, history)}
     assert out["10"].runtime_estimate == 60
     assert out["10"].runtime_basis == (
-        "mean of alice's last 2 runs in vision-prod/gpu with 8 h100 GPUs (59 s, 61 s)"
+        "mean of alice's last 2 runs in vision-prod/gpu with 8 h100 GPUs (59s, 61s)"
     )
     assert out["11"].runtime_estimate == 60
     assert out["12"].runtime_estimate is None  # finished jobs get none
@@ -527,15 +527,15 @@ def test_any_shape_fallback_cap_and_nothing() -> None:
     out = {j.id: j for j in with_runtime_estimates(jobs, history)}
     assert out["10"].runtime_estimate == 1800
     assert out["10"].runtime_basis == (
-        "mean of alice's last 2 runs in vision-prod/gpu (any shape) (2.0 h, 60 min), "
-        "capped at the time limit (30 min)"
+        "mean of alice's last 2 runs in vision-prod/gpu (any shape) (120m, 60m), "
+        "capped at the time limit (30m)"
     )
     assert out["11"].runtime_estimate is None and out["12"].runtime_estimate is None
     one = with_runtime_estimates([_job("13", request={})], [_done("2", 10, 30, request={})])
     assert one[0].runtime_estimate == 30
     assert one[0].runtime_basis == (
         "mean of alice's last run in vision-prod/gpu with the same request (no GPUs, QoS normal) "
-        "(30 s)")
+        "(30s)")
 
 
 def test_the_same_request_comes_before_the_same_shape() -> None:
@@ -556,9 +556,9 @@ def test_the_same_request_comes_before_the_same_shape() -> None:
     assert got == {"10": 15, "11": 37.5, "12": 50, "13": 40, "14": 35, "15": 37.5}
     basis = {j.id: j.runtime_basis for j in with_runtime_estimates(jobs, history)}
     assert basis["14"] == ("mean of alice's last run in vision-prod/gpu with the same request "
-                           "(8 h100 GPUs, QoS low, constraint ib) (35 s)")
+                           "(8 h100 GPUs, QoS low, constraint ib) (35s)")
     assert basis["11"] == ("mean of alice's last 2 runs in vision-prod/gpu with no GPUs "
-                           "(60 s, 15 s)")
+                           "(60s, 15s)")
 
 
 def test_runtime_estimates_on_the_captured_snapshot() -> None:

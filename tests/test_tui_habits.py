@@ -105,7 +105,7 @@ async def test_the_header_says_what_it_is_connecting_to_before_any_data() -> Non
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.pause(0.2)
         text = screen_text(app)
-        assert "connecting to slurm: squeue, sinfo, sprio … (3 s)" in text
+        assert "connecting to slurm: squeue, sinfo, sprio … (3s)" in text
         gate.set()
         await loaded(pilot)
         await pilot.pause(0.1)

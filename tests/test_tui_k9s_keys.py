@@ -296,8 +296,9 @@ async def test_incident_detail_shows_times_not_epochs() -> None:
         await pilot.pause(0.2)
         detail = str(app.query_one("#inc-detail").render())
         assert "peak_at=" in detail and str(NOW - 240) not in detail
-        # NOW is 2025-06-15 15:06:45 UTC; the peak was 4 minutes before the frame.
-        assert "peak_at=15:02:45 UTC (4m ago)" in detail
+        # NOW is 2025-06-15 15:06:45 UTC, the frame 5 s older: the peak was 235 s before
+        # the frame.
+        assert "peak_at=15:02:45 UTC (3m55s ago)" in detail
         assert "peak_queue_depth=412 " in detail and "queue_depth_before=12.5" in detail
 
 

@@ -197,7 +197,7 @@ async def test_queue_filter_sort_and_detail(monkeypatch: pytest.MonkeyPatch) -> 
         assert app.screen.job.id == "2001"
         detail = screen_text(app)
         assert "waiting for free nodes/GPUs (Resources)" in detail
-        assert "in 2h" in detail and "source estimate" in detail
+        assert "in 119m" in detail and "source estimate" in detail
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, JobDetailScreen)
@@ -631,4 +631,5 @@ async def test_nodes_view_lists_the_advanced_reservations() -> None:
         await pilot.pause()
         text = screen_text(app)
         assert "reserved train      gpu03,gpu04  active, ends in 30m  for alice,erin" in text
-        assert "reserved maint      gpu07,gpu08  starts in 2m, ends in 32m  for ops" in text
+        # Measured from the frame (5 s before NOW): 95 s, then 1895 s, truncated to 31m.
+        assert "reserved maint      gpu07,gpu08  starts in 95s, ends in 31m  for ops" in text

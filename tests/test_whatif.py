@@ -70,7 +70,7 @@ def test_raising_a_max_lowers_that_teams_mean_wait(tmp_path: Path,
     # The text form says the same.
     assert main(["whatif", "--source", "demo", str(scenario), "--set",
                  "team=exp max.gpu=80"]) == 0
-    assert "60.0m → 0s" in capsys.readouterr().out
+    assert "60m → 0s" in capsys.readouterr().out
 
 
 def test_the_printed_slurm_commands_are_exact() -> None:

@@ -490,7 +490,7 @@ class QuotatopApp(HabitsMixin, App[None]):
         if self.failure:
             reason = f"source failed: {self.failure}"
         elif snap is not None and snap.stale and snap.meta.get("live_poller") == "stale":
-            reason = snap.stale_reason  # "poller stale: last frame 42 s ago (…)"
+            reason = snap.stale_reason  # "poller stale: last frame 42s ago (…)"
         elif snap is not None and snap.stale:
             reason = f"source stale: {snap.stale_reason or 'no reason given'}"
         elif snap is not None:
@@ -640,10 +640,10 @@ def _live_written_at(snap: Snapshot) -> float | None:
 
 
 def _names(in_flight: list[tuple[str, float]]) -> str:
-    """"squeue, sinfo, sprio … (3 s)": the oldest request's age."""
+    """"squeue, sinfo, sprio … (3s)": the oldest request's age."""
     names = [n for n, _ in in_flight]
     shown = ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
-    return f"{shown} ({in_flight[0][1]:.0f} s)"
+    return f"{shown} ({duration(in_flight[0][1])})"
 
 
 def help_sources() -> list[tuple[str, Any]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
+from quotatop.collectors.human import human_duration
+
 DASH = "—"
 _SPARK = "▁▂▃▄▅▆▇█"
 _PARTIAL = " ▏▎▍▌▋▊▉"
@@ -28,17 +30,12 @@ def pct(frac: float | None) -> str:
 
 
 def duration(seconds: float | None) -> str:
-    """Compact duration the way squeue/htop users read it: 45s, 12m, 3h, 2d."""
+    """A duration as kubectl and k9s write it (45s, 5m30s, 25m, 7h59m, 3d4h): the one
+    human format of collectors/human.py, shared with the commands and the core's
+    reasons so a column and the reason beside it read alike; a dash for no value."""
     if seconds is None:
         return DASH
-    s = max(0.0, seconds)
-    if s < 60:
-        return f"{s:.0f}s"
-    if s < 3600:
-        return f"{s / 60:.0f}m"
-    if s < 86400:
-        return f"{s / 3600:.0f}h"
-    return f"{s / 86400:.0f}d"
+    return human_duration(seconds)
 
 
 def until(ts: float | None, now: float) -> str:

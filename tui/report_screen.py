@@ -137,7 +137,7 @@ class ReportScreen(Screen[None]):
         end = dt.datetime.fromtimestamp(rep.until, dt.UTC).strftime("%Y-%m-%d %H:%M")
         where = f"{rep.source} {rep.cluster}".strip()
         self.query_one("#report-title", Static).update(
-            f"Report: {where}, {start} to {end} UTC ({rep.hours:.1f} h)")
+            f"Report: {where}, {start} to {end} UTC ({duration(rep.until - rep.since)})")
         self.query_one("#report-status", Static).update(
             " · ".join([*rep.notes, "esc closes", "the same numbers as `quotatop report`"]))
         teams = self.query_one("#report-teams", DataTable)

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 import msgspec
 
+from quotatop.collectors.human import human_duration
 from quotatop.collectors.model import COMPLETED, PENDING, RUNNING, SUSPENDED, Job
 
 LAST = 2  # how many of the latest runs are averaged
@@ -60,11 +61,9 @@ def _n(v: float) -> str:
 
 
 def _secs(v: float) -> str:
-    if v < 120:
-        return f"{v:.0f} s"
-    if v < 7200:
-        return f"{v / 60:.0f} min"
-    return f"{v / 3600:.1f} h"
+    # The basis is read beside the TUI's durations: the one human format, not Slurm's
+    # D-HH:MM:SS (which is for columns that mirror squeue).
+    return human_duration(v)
 
 
 class _Run(msgspec.Struct, gc=False):

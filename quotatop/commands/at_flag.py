@@ -8,6 +8,7 @@ import datetime as dt
 import math
 
 from quotatop.collectors.errors import UserError
+from quotatop.collectors.human import human_duration
 
 
 def parse_at(text: str, start: float, end: float) -> float:
@@ -32,9 +33,7 @@ def _moment(t: float) -> str:
 def _span(seconds: float) -> str:
     if not math.isfinite(seconds):
         return "?"
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+    return human_duration(seconds)  # the one human format, as the TUI's timeline
 
 
 def _parse_at(text: str, start: float) -> float:

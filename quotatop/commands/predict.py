@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from quotatop.collectors.errors import UserError
+from quotatop.collectors.human import human_duration
 from quotatop.collectors.untrusted import json_safe, printable
 from quotatop.flags import number
 from quotatop.source_flags import add_config_flags, add_source_flags, source_options
@@ -202,7 +203,7 @@ def _text(out: PredictOutput) -> str:
         lines.append(f"stale: {p(str(out.stale_reason))}")
     for r in out.jobs:
         when = "—" if r.predicted_wait is None else (
-            "now" if r.predicted_wait < 1 else f"in {r.predicted_wait:.0f}s")
+            "now" if r.predicted_wait < 1 else f"in {human_duration(r.predicted_wait)}")
         nodes = p(",".join(r.predicted_nodes)) or "—"
         lines.append(f"{p(r.job_id):>8} {p(r.team):<14} {p(r.user):<8} {when:>9} "
                      f"{nodes:<16} {p(r.reason)}")

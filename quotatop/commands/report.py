@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from quotatop.collectors.errors import UserError
+from quotatop.collectors.human import human_duration
 from quotatop.collectors.model import Node, Snapshot, Team
 from quotatop.collectors.untrusted import json_safe, printable
 from quotatop.review.frames import recording_frames
@@ -223,13 +224,9 @@ def _n(v: float | None, digits: int = 2) -> str:
 
 
 def _wait(v: float | None) -> str:
-    if v is None:
-        return ""
-    if v < 120:
-        return f"{v:.0f}s"
-    if v < 7200:
-        return f"{v / 60:.1f}m"
-    return f"{v / 3600:.1f}h"
+    # The markdown and html are read by people: the one human format (the CSV and JSON
+    # keep seconds, as numbers, for programs).
+    return "" if v is None else human_duration(v)
 
 
 def _types(by_type: dict[str, float]) -> str:
@@ -279,7 +276,8 @@ def _sections(rep: Report) -> list[tuple[str, list[str], list[list[str]]]]:
 
 def _title(rep: Report) -> str:
     where = printable(f"{rep.source} {rep.cluster}".strip())
-    return f"quotatop report: {where}, {iso(rep.since)} to {iso(rep.until)} ({rep.hours:.1f} h)"
+    span = human_duration(rep.until - rep.since)
+    return f"quotatop report: {where}, {iso(rep.since)} to {iso(rep.until)} ({span})"
 
 
 def to_md(rep: Report) -> str:

@@ -13,6 +13,7 @@ import time
 
 from quotatop import __version__
 from quotatop.collectors.errors import UserError
+from quotatop.collectors.human import human_duration
 from quotatop.flags import MAX_FRAMES, MAX_GPUS, MAX_NODES, MAX_PER_NODE, number, seconds
 from quotatop.simulation.trace_simulate import (
     BSLD_TAU,
@@ -106,10 +107,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"preemptions: {m['preemptions']:.0f} (QoS classes: "
               + ", ".join(f"{q} preempts {'/'.join(v)}" if v else f"{q} preempts none"
                           for q, v in trace.qos.items()) + ")")
-    print(f"mean wait {m['mean_wait']:.1f} s, median wait {m['median_wait']:.0f} s, "
+    # Waits and spans for people in the one human format (the --json output keeps
+    # seconds); the timings below stay in seconds: they measure this program.
+    h = human_duration
+    print(f"mean wait {h(m['mean_wait'])}, median wait {h(m['median_wait'])}, "
           f"mean bounded slowdown {m['mean_bounded_slowdown']:.3f} (τ={BSLD_TAU:g} s)")
     print(f"utilization {m['utilization']:.1%}, Jain's index over teams "
-          f"{m['jain_index_teams']:.3f}, makespan {m['makespan']:,.0f} s")
+          f"{m['jain_index_teams']:.3f}, makespan {h(m['makespan'])}")
     if args.compare_recorded:
         print_comparison(out["compare_recorded"])
     timing = (f"wall {out['wall_s']:.2f} s (read {out['read_s']:.2f} s, "
@@ -124,12 +128,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_comparison(c: dict[str, float]) -> None:
+    h = human_duration
     print(f"simulated against recorded waits, {c['jobs']:.0f} jobs "
           f"(absolute error per job, median / p90):")
-    print(f"  simulated: {c['simulated_median_abs']:,.0f} s / {c['simulated_p90_abs']:,.0f} s")
-    print(f"  zero wait: {c['zero_wait_median_abs']:,.0f} s / {c['zero_wait_p90_abs']:,.0f} s")
-    print(f"  median recorded wait ({c['median_recorded_wait']:,.0f} s): "
-          f"{c['median_recorded_median_abs']:,.0f} s / {c['median_recorded_p90_abs']:,.0f} s")
+    print(f"  simulated: {h(c['simulated_median_abs'])} / {h(c['simulated_p90_abs'])}")
+    print(f"  zero wait: {h(c['zero_wait_median_abs'])} / {h(c['zero_wait_p90_abs'])}")
+    print(f"  median recorded wait ({h(c['median_recorded_wait'])}): "
+          f"{h(c['median_recorded_median_abs'])} / {h(c['median_recorded_p90_abs'])}")
     if c["left_out"]:
         print(f"  left out: {c['left_out']:.0f} jobs without a recorded or a simulated start")
     if c["unknown_runtime"]:

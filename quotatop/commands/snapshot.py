@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from quotatop.collectors.human import human_duration
 from quotatop.collectors.untrusted import json_safe_bytes, printable
 from quotatop.source_flags import add_config_flags, add_source_flags, source_overrides
 
@@ -33,10 +34,10 @@ PROGRESS_AFTER = 1.0  # seconds before "connecting to ..." is shown
 
 
 def progress_line(source: str, running: list[tuple[str, float]]) -> str:
-    """``connecting to slurm: squeue, sinfo, sprio … (3 s)``."""
+    """``connecting to slurm: squeue, sinfo, sprio … (3s)``."""
     names = [n for n, _ in running]
     shown = ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
-    return f"connecting to {source}: {shown} ({max(s for _, s in running):.0f} s)"
+    return f"connecting to {source}: {shown} ({human_duration(max(s for _, s in running))})"
 
 
 def collect_showing_progress(collector: Any, out: TextIO = sys.stderr) -> Any:

@@ -13,6 +13,7 @@ import sys
 
 import msgspec
 
+from quotatop.collectors.human import human_duration
 from quotatop.collectors.untrusted import json_safe, printable_lines
 from quotatop.flags import number
 from quotatop.review.whatif import WhatifOutput, parse_set, whatif
@@ -22,13 +23,8 @@ __all__ = ["WhatifOutput", "text", "whatif"]
 
 
 def _w(v: float | None) -> str:
-    if v is None:
-        return "—"
-    if v < 120:
-        return f"{v:.0f}s"
-    if v < 7200:
-        return f"{v / 60:.1f}m"
-    return f"{v / 3600:.1f}h"
+    # The text is read by people: the one human format (the JSON keeps seconds).
+    return "—" if v is None else human_duration(v)
 
 
 def text(out: WhatifOutput) -> str:

@@ -2,7 +2,7 @@
 //! msgspec Structs with array_like=True in scheduler_core/types.py).
 
 use crate::cluster::{id_cmp, queue_cmp, Cluster, JobState, INF};
-use crate::engine::{fmt_amount, fmt_clock, Block, Engine, Ev};
+use crate::engine::{fmt_clock, human_duration, Block, Engine, Ev};
 use crate::fairtree::{FairDrift, FairTree, ShareAssoc};
 use crate::fxhash::FxMap;
 use crate::policy::{FairShareMode, Policy, PriorityMode, Runtimes};
@@ -235,7 +235,7 @@ fn predict_with(
     let mut clocks: FxMap<u64, String> = FxMap::default();
     let mut worded: FxMap<(usize, usize, u64), String> = FxMap::default();
     let mut reason = String::with_capacity(256);
-    let beyond = format!("; no start within the {}s horizon", fmt_amount(horizon));
+    let beyond = format!("; no start within the {} horizon", human_duration(horizon));
     let mut binding = String::with_capacity(64);
     let mut basis = String::with_capacity(64);
     let mut bindings: FxMap<(usize, usize, u64), String> = FxMap::default();

@@ -558,6 +558,8 @@ impl<'a> Limits<'a> {
             _ => "group".into(),
         };
         if item == self.item_wall() {
+            // Exact seconds, as in admission.rs: the human format's truncation could
+            // make a limit read equal to the MaxWall it is over.
             return format!(
                 "held: time limit {}s over {owner}'s MaxWall of {}s",
                 fmt_amount(b.asks),

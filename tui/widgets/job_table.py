@@ -106,9 +106,11 @@ COLUMNS: tuple[Column, ...] = (
            lambda j, c: j.request.get(c.unit, 0.0), right=True),
     Column("nodes_req", "N", 2, lambda j, c: str(j.nodes_requested),
            lambda j, c: j.nodes_requested, right=True),
-    Column("age", "AGE", 4, lambda j, c: duration(c.now - j.submit_time) if j.submit_time else DASH,
+    # AGE and START hold the human duration's widest common forms ("7h59m", "9m59s",
+    # "7d23h": 5 cells; "ran 7h59m": 9), so a two-unit age is not cut to "7h5…".
+    Column("age", "AGE", 5, lambda j, c: duration(c.now - j.submit_time) if j.submit_time else DASH,
            lambda j, c: -j.submit_time, right=True),
-    Column("start", "START", 7, _start_text, _start_key),
+    Column("start", "START", 9, _start_text, _start_key),
     Column("util", "UTIL", 4, _util_text, _util_key, right=True),
     Column("reason", "PENDING REASON", 44, _reason_text, lambda j, c: _reason_text(j, c)),
     Column("where", "NODES", 12, _where_text, lambda j, c: _where_text(j, c)),

@@ -100,6 +100,8 @@ impl<'a, 'p> Engine<'a, 'p> {
         let job = &self.cluster.jobs[j];
         let team = &self.cluster.teams[job.team];
         let q = &self.cluster.qos[job.qos];
+        // A time limit against a MaxWall stays in exact seconds, not human_duration:
+        // that format truncates, and "7201s over 7200s" would read "2h over 2h".
         if let (Some(mw), Some(l)) = (q.max_wall, job.limit) {
             if l > mw {
                 return Some((

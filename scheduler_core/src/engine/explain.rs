@@ -2,18 +2,72 @@
 
 use super::*;
 
+/// A duration in seconds as people on these clusters read it: Kubernetes'
+/// `duration.HumanDuration` (kubectl's AGE column, k9s): 45s, 5m30s, 25m, 7h59m, 3d4h,
+/// 400d, 2y10d, 9y. Upstream: kubernetes/kubernetes
+/// `staging/src/k8s.io/apimachinery/pkg/util/duration/duration.go` (k8s.io/apimachinery
+/// `pkg/util/duration`). The same thresholds as there, whole units, truncated; the one
+/// difference is that any negative duration is "0s" (upstream writes "<invalid>" below
+/// -1 s), as a wait already over is nothing left to wait. Python has the same function
+/// (collectors/human.py `human_duration`) for the tables beside these reasons, and
+/// tests/test_human_duration.py holds the two to one table.
+pub fn human_duration(seconds: f64) -> String {
+    if seconds.is_nan() || seconds < 0.0 {
+        return "0s".into();
+    }
+    if seconds.is_infinite() {
+        return "∞".into();
+    }
+    let s = seconds as i64; // truncates toward zero, as upstream's int(d.Seconds())
+    if s < 120 {
+        return format!("{s}s");
+    }
+    let minutes = s / 60;
+    if minutes < 10 {
+        return match s % 60 {
+            0 => format!("{minutes}m"),
+            rest => format!("{minutes}m{rest}s"),
+        };
+    }
+    if minutes < 3 * 60 {
+        return format!("{minutes}m");
+    }
+    let hours = s / 3600;
+    if hours < 8 {
+        return match minutes % 60 {
+            0 => format!("{hours}h"),
+            rest => format!("{hours}h{rest}m"),
+        };
+    }
+    if hours < 48 {
+        return format!("{hours}h");
+    }
+    let days = hours / 24;
+    if hours < 24 * 8 {
+        return match hours % 24 {
+            0 => format!("{days}d"),
+            rest => format!("{days}d{rest}h"),
+        };
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{days}d");
+    }
+    let years = days / 365;
+    if hours < 24 * 365 * 8 {
+        return match days % 365 {
+            0 => format!("{years}y"),
+            rest => format!("{years}y{rest}d"),
+        };
+    }
+    format!("{years}y")
+}
+
+/// A moment in a reason: its clock in UTC and how far ahead it is, "14:05 UTC (in 25m)",
+/// the relative part in the one human format the tables beside the reason use.
 pub fn fmt_clock(t: f64, now: f64) -> String {
     let s = t.floor() as i64;
     let (h, m) = ((s.rem_euclid(86400)) / 3600, (s.rem_euclid(3600)) / 60);
-    let d = (t - now).max(0.0) as i64;
-    let rel = if d >= 86400 {
-        format!("{}d{}h", d / 86400, (d % 86400) / 3600)
-    } else if d >= 3600 {
-        format!("{}h{:02}m", d / 3600, (d % 3600) / 60)
-    } else {
-        format!("{}m", d / 60)
-    };
-    format!("{h:02}:{m:02} UTC (in {rel})")
+    format!("{h:02}:{m:02} UTC (in {})", human_duration(t - now))
 }
 
 impl<'a, 'p> Engine<'a, 'p> {
@@ -178,5 +232,61 @@ impl<'a, 'p> Engine<'a, 'p> {
             Block::Hold(_, b) => b.clone(),
             Block::Limit(b) => self.cluster.limits.binding(b),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Kubernetes' HumanDuration at each of its boundaries and either side of them
+    /// (tests/test_human_duration.py checks Python against the same values).
+    #[test]
+    fn human_duration_follows_kubernetes_at_every_boundary() {
+        const H: f64 = 3600.0;
+        const D: f64 = 86400.0;
+        const Y: f64 = 365.0 * D;
+        let table: &[(f64, &str)] = &[
+            (-5.0, "0s"),
+            (f64::NAN, "0s"),
+            (0.0, "0s"),
+            (0.9, "0s"),
+            (59.0, "59s"),
+            (119.0, "119s"),
+            (119.9, "119s"),
+            (120.0, "2m"),
+            (121.0, "2m1s"),
+            (599.0, "9m59s"),
+            (600.0, "10m"),
+            (601.0, "10m"),
+            (1500.0, "25m"),
+            (10799.0, "179m"),
+            (10800.0, "3h"),
+            (10860.0, "3h1m"),
+            (8.0 * H - 1.0, "7h59m"),
+            (8.0 * H, "8h"),
+            (48.0 * H - 1.0, "47h"),
+            (48.0 * H, "2d"),
+            (49.0 * H, "2d1h"),
+            (8.0 * D - 1.0, "7d23h"),
+            (8.0 * D, "8d"),
+            (2.0 * Y - 1.0, "729d"),
+            (2.0 * Y, "2y"),
+            (2.0 * Y + D, "2y1d"),
+            (8.0 * Y - 1.0, "7y364d"),
+            (8.0 * Y, "8y"),
+            (8.0 * Y + 200.0 * D, "8y"),
+            (f64::INFINITY, "∞"),
+        ];
+        for &(secs, want) in table {
+            assert_eq!(human_duration(secs), want, "human_duration({secs})");
+        }
+    }
+
+    #[test]
+    fn fmt_clock_quotes_the_clock_and_the_wait_in_the_human_format() {
+        // 1_000_000 s is 13:46:40 UTC; 1500 s on is 14:11:40.
+        assert_eq!(fmt_clock(1_001_500.0, 1_000_000.0), "14:11 UTC (in 25m)");
+        assert_eq!(fmt_clock(999_000.0, 1_000_000.0), "13:30 UTC (in 0s)");
     }
 }

@@ -28,7 +28,7 @@ mod priority;
 mod quota;
 
 pub use crate::amounts::fmt_amount;
-pub use explain::fmt_clock;
+pub use explain::{fmt_clock, human_duration};
 use pass::{Classes, ShapeSet};
 use plan::Plan;
 
