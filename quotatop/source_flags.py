@@ -44,6 +44,10 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--prometheus-url", metavar="URL",
                    help=f"prometheus: its base URL (default ${PROMETHEUS_URL_ENV}, which "
                         "keeps a password in it out of `ps`)")
+    # The recording as a flag too: ``--source replay FILE`` and ``--source replay
+    # --recording FILE`` are the same to every command (tui_launch.source_words).
+    g.add_argument("--recording", metavar="FILE",
+                   help="replay, live: the recording (the same as --source replay FILE)")
     g.add_argument("--poller-pidfile", metavar="FILE",
                    help="live: the poller's pid file (record --pidfile); gone: poller stale")
 

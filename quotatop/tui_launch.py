@@ -40,8 +40,11 @@ class Launch:
     prices: Prices | None = None  # the config's [prices], for the Report screen (m)
 
 
-def source_words(source: list[str] | None, default: str) -> tuple[str, str | None]:
-    """``--source KIND [FILE]`` as (kind, file); every command reads it this way."""
+def source_words(source: list[str] | None, default: str,
+                 recording: str | None = None) -> tuple[str, str | None]:
+    """``--source KIND [FILE]`` as (kind, file); every command reads it this way.
+    ``recording`` is ``--recording FILE``, the same file by a flag (issue #32: one form
+    for every command, both accepted)."""
     words = list(source or [])
     if len(words) > 2:
         raise UserError(f"--source {' '.join(words)}: expected a kind and at most one file")
@@ -49,6 +52,13 @@ def source_words(source: list[str] | None, default: str) -> tuple[str, str | Non
     if kind not in SOURCES:
         raise UserError(f"--source {kind}: unknown source (choose from {', '.join(SOURCES)})")
     path = words[1] if len(words) > 1 else None
+    if recording is not None:
+        if kind not in ("replay", "live"):
+            raise UserError(f"--recording applies to --source replay or live only, not {kind}")
+        if path is not None and path != recording:
+            raise UserError(f"--source {kind} {path} and --recording {recording}: "
+                            "two recordings; give one")
+        path = recording
     if path and kind not in ("demo", "replay", "live"):
         raise UserError(f"--source {kind} takes no file argument")
     return kind, path
@@ -56,7 +66,7 @@ def source_words(source: list[str] | None, default: str) -> tuple[str, str | Non
 
 def resolve(args: argparse.Namespace) -> Launch:
     cfg = load_config(args.config)
-    kind, path = source_words(args.source, cfg.source)
+    kind, path = source_words(args.source, cfg.source, getattr(args, "recording", None))
     refresh = cfg.refresh
     if args.refresh is not None:
         if isinstance(args.refresh, bool) or not args.refresh > 0:

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from quotatop.collectors.human import human_duration
 from quotatop.collectors.untrusted import json_safe_bytes, printable
-from quotatop.source_flags import add_config_flags, add_source_flags, source_overrides
+from quotatop.source_flags import add_config_flags, add_source_flags, source_options
 
 
 def _summary(snap) -> str:
@@ -87,16 +87,16 @@ def run(args: argparse.Namespace) -> int:
     from quotatop.collectors.model import to_json
     from quotatop.config import load_config
     from quotatop.sources import open_source, refuse_empty
+    from quotatop.tui_launch import source_words
 
     cfg = load_config(args.config)
-    opts = cfg.source_options(args.source, **source_overrides(args, args.source),
-                              scenario=args.scenario, recording=args.recording)
-    collector = open_source(args.source, opts)
+    kind, path = source_words(args.source, cfg.source, args.recording)
+    collector = open_source(kind, source_options(cfg, args, kind, path))
     try:
         snap = collect_showing_progress(collector)
     finally:
         collector.close()
-    refuse_empty(args.source, snap)
+    refuse_empty(kind, snap)
     if args.json:
         sys.stdout.buffer.write(json_safe_bytes(to_json(snap)) + b"\n")
     else:
@@ -108,9 +108,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from quotatop.sources import SOURCES
 
     p = sub.add_parser("snapshot", help="collect one snapshot from a live source")
-    p.add_argument("--source", required=True, choices=SOURCES, help="where to collect from")
+    p.add_argument("--source", nargs="+", required=True, metavar="KIND",
+                   help=f"where to collect from: {', '.join(SOURCES)}; demo and replay "
+                        "take a file (--source replay FILE)")
     add_source_flags(p)  # the same --ssh, --kubeconfig, --namespace … as every command
-    p.add_argument("--recording", help="recording file for --source replay")
     add_config_flags(p)
     p.add_argument("--json", action="store_true", help="print the snapshot as JSON")
     p.set_defaults(func=run)
