@@ -25,7 +25,7 @@ import msgspec
 
 from quotatop.collectors.errors import UserError
 from quotatop.collectors.model import Node, Snapshot, Team
-from quotatop.collectors.untrusted import json_safe, printable
+from quotatop.collectors.untrusted import json_safe, markdown_text, printable
 from quotatop.review.frames import frames_report, read_frames, recording_frames, report_since
 from quotatop.review.report import (
     JobRecord,
@@ -264,16 +264,16 @@ def _title(rep: Report) -> str:
 
 
 def to_md(rep: Report) -> str:
-    def cell(s: str) -> str:
-        return s.replace("|", "\\|").replace("\n", " ")
-
-    lines = [f"# {_title(rep)}", ""]
+    # The cluster's names escaped as Markdown (collectors/untrusted.py): a "|" would
+    # forge a cell, "<img onerror=…>" is HTML to a Markdown viewer.
+    md = markdown_text
+    lines = [f"# {md(_title(rep))}", ""]
     for note in rep.notes:
-        lines += [f"> {printable(note)}", ""]
+        lines += [f"> {md(note)}", ""]
     for title, head, rows in sections(rep):
-        lines += [f"## {title}", "", "| " + " | ".join(head) + " |",
+        lines += [f"## {md(title)}", "", "| " + " | ".join(head) + " |",
                   "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+        lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in rows]
         lines.append("")
     return "\n".join(lines)
 
