@@ -98,6 +98,22 @@ class TeamPreemption(Struct, kw_only=True, omit_defaults=True):
     borrow_max_priority: float | None = None
 
 
+class QuotaObject(Struct, kw_only=True, omit_defaults=True):
+    """The object a team's quota is set on, as its source names it, so that a command
+    to change the quota (``quotatop whatif``) patches that object: a Kueue
+    ``clusterqueue`` or a namespace's ``resourcequota``. Shown, never read by the core."""
+
+    kind: str  # clusterqueue | resourcequota
+    name: str
+    namespace: str = ""  # a resourcequota's namespace
+    # The model's resource -> the object's own key for it: "gpu" -> "nvidia.com/gpu" (a
+    # ClusterQueue's resource name) or "requests.nvidia.com/gpu" (a quota's spec.hard key).
+    keys: dict[str, str] = {}
+    # A ClusterQueue's resource -> the flavors that cover it (a resource several flavors
+    # cover has a quota per flavor: one number cannot be written to all of them).
+    flavors: dict[str, list[str]] = {}
+
+
 class Team(Struct, kw_only=True, omit_defaults=True):
     name: str
     parent: str | None = None
@@ -125,6 +141,7 @@ class Team(Struct, kw_only=True, omit_defaults=True):
     # one they do not name never starts. False: unnamed resources are not limited.
     quota_exhaustive: bool = False
     source_notes: list[str] = []  # e.g. "Slurm has no guarantee: max only"
+    quota_objects: list[QuotaObject] = []  # where guarantee and max are set (Kubernetes)
 
 
 class QoS(Struct, kw_only=True, omit_defaults=True):

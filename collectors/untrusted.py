@@ -26,6 +26,12 @@ the same characters written as ``\\uXXXX`` escapes: a JSON reader gets the data 
 exactly, and the bytes on the terminal hold no control character. (json.dumps escapes
 only U+0000–U+001F; DEL, C1 and the format characters it writes raw.)
 
+``markdown_text(text)``: ``printable`` text for a Markdown document (a table cell, a
+title, a note): a ``|`` would end a table cell and forge one, ``<…>`` is HTML to most
+Markdown viewers (``<img src=x onerror=…>`` runs), so ``\\``, ``|``, ``<``, ``>`` and ``&``
+are escaped as Markdown and HTML read them back (``\\|``, ``&lt;``): the viewer shows
+the name exactly, as the HTML report's ``html.escape`` does.
+
 ``redact_url(url)``: the URL without ``user:password@`` and with the value of every
 token-like query parameter replaced by ``***``, wherever a URL is shown, logged,
 labelled or named in a snapshot.
@@ -61,6 +67,16 @@ def printable_lines(text: str) -> str:
     other character that is not printable escaped. For text whose fields were not
     each made ``printable``: a line break inside a field still starts a line."""
     return "\n".join(printable(line) for line in text.split("\n"))
+
+
+_MARKDOWN = {"\\": "\\\\", "|": "\\|", "&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_MARKDOWN_RE = re.compile(r"[\\|&<>]")
+
+
+def markdown_text(text: str) -> str:
+    """``printable(text)`` with Markdown's and HTML's own characters escaped (module
+    docstring): one cell of a table, shown as written, forging no cell and no tag."""
+    return _MARKDOWN_RE.sub(lambda m: _MARKDOWN[m.group(0)], printable(text))
 
 
 def _json_escape(c: str) -> str:

@@ -11,9 +11,10 @@ Counting rules (each chosen so that a number means one thing):
 * a job belongs to one team; a parent's row is its own jobs plus each child's subtree,
   each team's jobs added once (the tree is a forest: a cycle in the parent fields is
   cut where it closes, so no job can reach a root by two paths);
-* waits are per job (not per run): first start − first submit, for jobs whose first
-  start lies in the period; jobs still pending at ``until`` appear in the longest
-  waits with the wait so far, but not in the percentiles (they have no wait yet);
+* waits are per job (not per run): every span it spent pending — submit → first start,
+  each requeue (preemption) → the next start, the last requeue → ``until`` for a job
+  still pending (``wait_spans``); a span ending with a start in the period counts whole,
+  a job still pending at ``until`` counts its wait so far, in the percentiles too;
 * the idle guarantee is ``guarantee-hours − ∫ min(usage, guarantee) dt``: the
   guaranteed capacity the team left unused; use above the guarantee (borrowing)
   does not fill another hour's idleness.
@@ -299,33 +300,61 @@ def team_tree(teams: Iterable[Team], job_teams: Iterable[str]) -> dict[str, str 
     return parent
 
 
+def wait_spans(runs: Sequence[JobRecord]) -> list[tuple[float, float | None]]:
+    """The spans ``(from, to)`` one job spent pending and eligible, from its records (one
+    per run, and one with no start and no end for a job still pending at the end of the
+    data): submit → first start, each requeue → the next start, and the last requeue (or
+    the submit, for a job that never started) → ``None`` (still pending). A run that
+    another run follows was requeued (preempted), so the job waited from its end again.
+    The one definition of a wait (docs/review.md, Waits): the report and the Report
+    screen (m) both read it here."""
+    started = sorted((r for r in runs if r.start is not None), key=lambda r: r.start or 0.0)
+    pending = [r for r in runs if r.start is None and r.end is None]
+    spans: list[tuple[float, float | None]] = []
+    ready: float | None = min(r.submit for r in runs)  # pending since; None: running
+    for r in started:
+        assert r.start is not None
+        if ready is not None:
+            # A requeued run's own submit where the source resets it (Slurm does).
+            ready = max(ready, r.submit)
+            if r.start > ready:
+                spans.append((ready, r.start))
+        ready = r.end
+    if pending:
+        since_ = pending[0].submit if ready is None else max(pending[0].submit, ready)
+        spans.append((since_, None))
+    return spans
+
+
+def _job_wait(runs: Sequence[JobRecord], since: float, until: float) -> WaitRow | None:
+    """The job's wait in ``[since, until)``: each span that ends with a start in the
+    period, whole (as a first wait always counted), plus, for a job still pending at
+    ``until``, the part of that span inside the period. None: the job neither started
+    nor waited in the period."""
+    total, pending_at_end = 0.0, False
+    for a, b in wait_spans(runs):
+        if b is not None and since <= b < until:
+            total += b - a
+        elif a < until and (b is None or b >= until):
+            total += until - max(a, since)
+            pending_at_end = True
+    starts = [r.start for r in runs if r.start is not None and since <= r.start < until]
+    if not starts and not pending_at_end:
+        return None
+    first = runs[0]
+    return WaitRow(job_id=first.job_id, team=first.team, user=first.user,
+                   submit=min(r.submit for r in runs),
+                   start=None if pending_at_end else max(starts), wait=max(0.0, total),
+                   started=not pending_at_end)
+
+
 def _waits(records: Sequence[JobRecord], since: float, until: float) -> list[WaitRow]:
-    """One wait per job: first start − first submit (started in the period), or the wait
-    so far of a job still pending at ``until``."""
-    first: dict[str, JobRecord] = {}
-    submit: dict[str, float] = {}
-    started: dict[str, float] = {}
-    ended: set[str] = set()  # a job with an ended run and no start was cancelled pending
+    """One wait per job (not per run), every pending span of it (``wait_spans``)."""
+    by_job: dict[str, list[JobRecord]] = {}
     for r in records:
-        if r.end is not None:
-            ended.add(r.job_id)
-        submit[r.job_id] = min(r.submit, submit.get(r.job_id, r.submit))
-        first.setdefault(r.job_id, r)
-        if r.start is not None:
-            started[r.job_id] = min(r.start, started.get(r.job_id, r.start))
-    out = []
-    for job_id, r in first.items():
-        sub = submit[job_id]
-        st = started.get(job_id)
-        if st is not None:
-            if since <= st < until:
-                out.append(WaitRow(job_id=job_id, team=r.team, user=r.user, submit=sub,
-                                   start=st, wait=max(0.0, st - sub), started=True))
-        elif sub < until and job_id not in ended:
-            out.append(WaitRow(job_id=job_id, team=r.team, user=r.user, submit=sub,
-                               start=None, wait=max(0.0, until - max(sub, since)),
-                               started=False))
-    return out
+        by_job.setdefault(r.job_id, []).append(r)
+    rows = (_job_wait(runs, since, until) for runs in by_job.values())
+    return [w for w in rows if w is not None]
 
 
 def build_report(records: Sequence[JobRecord], teams: Sequence[Team], *, since: float,
@@ -378,7 +407,8 @@ def build_report(records: Sequence[JobRecord], teams: Sequence[Team], *, since: 
                 within[k] = _add(within[k], o.within[k])
         member_set = set(members)
         mine = [w for w in waits if w.team in member_set]
-        done = [w.wait for w in mine if w.started]
+        # A job still pending at the end has waited too: it counts (wait so far).
+        done = [w.wait for w in mine]
         longest = sorted(mine, key=lambda w: (-w.wait, w.job_id))[:LONGEST]
         idle = {k: None if gh[k] is None else max(0.0, gh[k] - (within[k] or 0.0))  # type: ignore[operator]
                 for k in ("gpu", "cpu")}

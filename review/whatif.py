@@ -23,7 +23,15 @@ import msgspec
 from msgspec import Struct
 
 from quotatop.collectors.errors import UserError
-from quotatop.collectors.model import PENDING, Node, QoS, SchedulerConfig, Snapshot, Team
+from quotatop.collectors.model import (
+    PENDING,
+    Node,
+    QoS,
+    QuotaObject,
+    SchedulerConfig,
+    Snapshot,
+    Team,
+)
 
 WEIGHTS = ("age", "fairshare", "qos", "job_size", "partition", "assoc")
 MOVERS = 10  # jobs listed whose predicted start moves most
@@ -164,6 +172,12 @@ def apply_changes(snap: Snapshot, changes: Sequence[Change]) -> Snapshot:
                     t = r(t, shares=v, weight=v)
                     shares = [r(s, raw_shares=v) if s.account == c.name and s.user is None
                               else s for s in shares]
+            # Guarantee and max as the commands set them (one never above the other).
+            for key, (g, m) in quota_targets(c, teams[idx]).items():
+                if g is not None:
+                    t = r(t, guarantee=_patch(t.guarantee, key, g))
+                if m is not None:
+                    t = r(t, max=_patch(t.max, key, m))
             teams[idx] = t
         elif c.kind == "qos":
             idx = next((i for i, q in enumerate(qos) if q.name == c.name), None)
@@ -337,45 +351,138 @@ def slurm_commands(changes: Sequence[Change]) -> list[str]:
 
 
 _K8S_RES = {"gpu": "nvidia.com/gpu", "cpu": "cpu", "memory": "memory"}
+DEFAULT_FLAVOR = "default-flavor"  # when the snapshot names none (a demo, a recording)
+
+
+def quota_targets(c: Change, t: Team | None) -> dict[str, tuple[float | None, float | None]]:
+    """Per resource a team ``--set`` names: (guarantee, max) after the change, the one
+    target every command is written from. The guarantee cannot exceed the max: a max set
+    below the guarantee lowers the guarantee to it, a guarantee set above the max raises
+    the max to it (``apply_changes`` predicts the same)."""
+    out: dict[str, tuple[float | None, float | None]] = {}
+    for k in c.values:
+        if not k.startswith(("max.", "guarantee.")):
+            continue
+        key = _res(k)
+        g = c.values.get(f"guarantee.{key}", (t.guarantee or {}).get(key) if t else None)
+        m = c.values.get(f"max.{key}", (t.max or {}).get(key) if t else None)
+        if g is not None and m is not None and m < g:
+            if f"max.{key}" in c.values:
+                g = m
+            else:
+                m = g
+        out[key] = (g, m)
+    return out
+
+
+def _merge_patch(obj: dict[str, Any]) -> str:
+    import json
+
+    return shlex.quote(json.dumps(obj, separators=(",", ":")))
+
+
+def _resourcequota_commands(c: Change, t: Team, rqs: list[QuotaObject]) -> list[str]:
+    """A namespace team limited by ResourceQuotas: its max is their spec.hard, under the
+    key each quota uses (collectors/k8s/quota.py maps requests.X and X alike)."""
+    out: list[str] = []
+    spaces = sorted({o.namespace for o in rqs})
+    for key, (_g, m) in quota_targets(c, t).items():
+        if f"guarantee.{key}" in c.values:
+            out.append(f"# {c.name}: a ResourceQuota is a hard max with no guarantee; a "
+                       "guarantee needs a Kueue ClusterQueue (nominalQuota)")
+        if f"max.{key}" not in c.values or m is None:
+            continue
+        holders = [o for o in rqs if key in o.keys]
+        if not holders:
+            out.append(f"# {c.name}: no ResourceQuota of it limits {key}: add "
+                       f"requests.{_K8S_RES.get(key, key)} to one's spec.hard")
+        elif len(spaces) > 1:
+            out.append(f"# {c.name}: its {key} max is the sum of the quotas of its "
+                       f"namespaces ({', '.join(spaces)}): split {_num(m)} between them")
+        else:
+            # Several quotas in one namespace all apply (the tightest wins): set each.
+            for o in holders:
+                patch = {"spec": {"hard": {o.keys[key]: _num(m)}}}
+                out.append(f"kubectl patch resourcequota {shlex.quote(o.name)} -n "
+                           f"{shlex.quote(o.namespace)} --type merge -p {_merge_patch(patch)}")
+    return out
+
+
+def _clusterqueue_commands(c: Change, t: Team | None, cq: QuotaObject | None) -> list[str]:
+    """A ClusterQueue's resources: nominalQuota is the guarantee and the max usable is
+    nominalQuota + borrowingLimit (Kueue's terms), so borrowingLimit = max − guarantee."""
+    out: list[str] = []
+    flavors: dict[str, list[dict[str, str]]] = {}
+    lendable = (t.lendable or {}) if t else {}
+    for key, (g, m) in quota_targets(c, t).items():
+        old_g = (t.guarantee or {}).get(key) if t else None
+        covering = cq.flavors.get(key, []) if cq else []
+        if len(covering) > 1:
+            out.append(f"# {c.name}: {key} is covered by the flavors {', '.join(covering)}, "
+                       f"each with a quota of its own: set each (max.{key}:TYPE names one) "
+                       f"so that they add up to guarantee {_num(g) if g is not None else '-'}"
+                       f", max {_num(m) if m is not None else '-'}")
+            continue
+        entry: dict[str, str] = {"name": (cq.keys.get(key) if cq else None)
+                                 or _K8S_RES.get(key, key)}
+        if g is None and m is not None:
+            out.append(f"# {c.name}: no guarantee known for {key}: nominalQuota = the max "
+                       f"{_num(m)}, borrowingLimit 0")
+            g = m
+        if g is not None:
+            entry["nominalQuota"] = _num(g)
+            if old_g is not None and g < old_g and f"guarantee.{key}" not in c.values:
+                out.append(f"# {c.name}: the max {_num(g)} {key} is below the guarantee "
+                           f"{_num(old_g)}: the patch lowers nominalQuota to {_num(g)} "
+                           "(a guarantee cannot exceed the max)")
+        if m is not None and g is not None and cq is not None and t is not None \
+                and t.cohort is None:
+            # Kueue allows a borrowingLimit only in a cohort: alone, the max is nominal.
+            if m > g:
+                out.append(f"# {c.name}: in no cohort, a ClusterQueue borrows nothing: its "
+                           f"max is nominalQuota {_num(g)}")
+        elif m is not None and g is not None:
+            entry["borrowingLimit"] = _num(m - g)
+            if f"max.{key}" not in c.values and t is not None and \
+                    (t.max or {}).get(key) is not None and m > (t.max or {})[key]:
+                out.append(f"# {c.name}: the guarantee {_num(g)} {key} is above the max "
+                           f"{_num((t.max or {})[key])}: the max becomes {_num(m)}")
+        if g is not None and lendable.get(key, 0.0) > g:
+            entry["lendingLimit"] = _num(g)  # Kueue: lendingLimit ≤ nominalQuota
+        flavor = covering[0] if covering else DEFAULT_FLAVOR
+        flavors.setdefault(flavor, []).append(entry)
+    if flavors:
+        patch = {"spec": {"resourceGroups": [{
+            "coveredResources": [e["name"] for es in flavors.values() for e in es],
+            "flavors": [{"name": f, "resources": es} for f, es in flavors.items()]}]}}
+        named = ", ".join(flavors)
+        out.append("# a merge patch replaces the whole resourceGroups list: keep every "
+                   f"other resource and check the flavor name ({named} here)")
+        out.append(f"kubectl patch clusterqueue {shlex.quote(cq.name if cq else c.name)} "
+                   f"--type merge -p {_merge_patch(patch)}")
+    return out
 
 
 def k8s_commands(changes: Sequence[Change], snap: Snapshot) -> list[str]:
-    """Kueue ClusterQueue patches (text only). Kueue's nominalQuota is the guarantee and
-    borrowingLimit is max − guarantee."""
+    """Kueue ClusterQueue and ResourceQuota patches (text only), from the same targets
+    as the Slurm commands (``quota_targets``)."""
     out: list[str] = []
     teams = {t.name: t for t in snap.teams}
     for c in changes:
         v = c.values
         if c.kind == "team":
             t = teams.get(c.name)
-            res: dict[str, dict[str, str]] = {}
-            for k in v:
-                if not k.startswith(("max.", "guarantee.")):
-                    continue
-                key = _res(k)
-                g = v.get(f"guarantee.{key}", (t.guarantee or {}).get(key) if t else None)
-                m = v.get(f"max.{key}", (t.max or {}).get(key) if t else None)
-                entry: dict[str, str] = {"name": _K8S_RES.get(key, key)}
-                if g is not None:
-                    entry["nominalQuota"] = _num(g)
-                if m is not None and g is not None:
-                    entry["borrowingLimit"] = _num(max(0.0, m - g))
-                res[key] = entry
-            if res:
-                import json
-
-                flavor = "default-flavor"
-                patch = {"spec": {"resourceGroups": [{
-                    "coveredResources": [e["name"] for e in res.values()],
-                    "flavors": [{"name": flavor, "resources": list(res.values())}]}]}}
-                out.append(f"# a merge patch replaces the whole resourceGroups list: keep "
-                           f"every other resource and set the flavor name ({flavor} here)")
-                out.append(f"kubectl patch clusterqueue {c.name} --type merge -p "
-                           f"{shlex.quote(json.dumps(patch, separators=(',', ':')))}")
+            objs = t.quota_objects if t else []
+            rqs = [o for o in objs if o.kind == "resourcequota"]
+            cq = next((o for o in objs if o.kind == "clusterqueue"), None)
+            if t is not None and rqs and cq is None:
+                out += _resourcequota_commands(c, t, rqs)
+            else:
+                out += _clusterqueue_commands(c, t, cq)
             if "shares" in v or "weight" in v:
                 w = _num(v.get("weight", v.get("shares", 1)))
                 patch_w = '{"spec":{"fairSharing":{"weight":"' + w + '"}}}'
-                out.append(f"kubectl patch clusterqueue {c.name} --type merge -p "
+                out.append(f"kubectl patch clusterqueue {shlex.quote(c.name)} --type merge -p "
                            f"{shlex.quote(patch_w)}")
         elif c.kind == "node":
             verb = "cordon" if v["state"] == "drain" else "uncordon"

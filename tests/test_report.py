@@ -92,11 +92,53 @@ def test_guarantee_hours_and_idle_guarantee() -> None:
 def test_waits_per_job() -> None:
     rows = _rows()
     b, lab = rows["b"], rows["lab"]
-    assert (b.wait_p50, b.wait_p90) == (pytest.approx(1200.0), pytest.approx(1680.0))
-    assert rows["a"].wait_p50 is None  # a1 started before the period, a2 never
+    # b1 waited 600 s; b2 1800 s to its first start and 1800 s more from its preemption
+    # (1.5 h) to its second start (2 h): 3600 s, not only the first 1800.
+    assert (b.wait_p50, b.wait_p90) == (pytest.approx(2100.0), pytest.approx(3300.0))
+    # a1 started before the period; a2 never started and has waited 6000 s by the end:
+    # it counts (a job that never started has waited).
+    assert (rows["a"].wait_p50, rows["a"].wait_p90) == (6000.0, 6000.0)
     longest = [(w.job_id, w.wait, w.started) for w in lab.longest_waits]
-    assert longest == [("a2", 6000.0, False), ("b2", 1800.0, True), ("b1", 600.0, True)]
+    assert longest == [("a2", 6000.0, False), ("b2", 3600.0, True), ("b1", 600.0, True)]
     assert percentile([10, 20, 30], 0.5) == 20 and percentile([10, 20, 30], 0.9) == 28
+
+
+def test_a_wait_is_every_pending_span() -> None:
+    recs = [
+        # Preempted at 500 and pending again until the end (2000): 100 + 1500.
+        JobRecord(job_id="p", team="t", submit=0.0, start=100.0, end=500.0, preempted=True),
+        JobRecord(job_id="p", team="t", submit=0.0),
+        # Requeued with its own submit (as Slurm resets it): pending 0-100, then 600-900.
+        JobRecord(job_id="q", team="t", submit=0.0, start=100.0, end=500.0, preempted=True),
+        JobRecord(job_id="q", team="t", submit=600.0, start=900.0, end=1000.0),
+        # Submitted before the period and still pending: the part inside it, 2000 - 300.
+        JobRecord(job_id="r", team="t", submit=-5000.0),
+        # Ran and ended before the period: not in it.
+        JobRecord(job_id="s", team="t", submit=-900.0, start=-800.0, end=-700.0),
+    ]
+    rep = build_report(recs, [Team(name="t")], since=300.0, until=2000.0)
+    waits = {w.job_id: (w.wait, w.started) for w in rep.total.longest_waits}
+    # p's and q's first spans end before the period (at 100): only the later span counts.
+    assert waits == {"p": (1500.0, False), "q": (300.0, True), "r": (1700.0, False)}
+    assert rep.total.wait_p50 == pytest.approx(1500.0)
+    assert rep.total.wait_p90 == pytest.approx(1500.0 + 0.8 * 200.0)
+    full = build_report(recs, [Team(name="t")], since=0.0, until=2000.0)
+    waits = {w.job_id: w.wait for w in full.total.longest_waits}
+    assert waits == {"p": 1600.0, "q": 400.0, "r": 2000.0}
+
+
+def test_the_demo_counts_the_wait_after_a_preemption(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """el-9 is preempted 5 min in and starts again at 70 min (the starvation incident
+    says "pending 1.0 h"): its wait is that hour and more, not the 0 s before its first
+    start."""
+    rep = _json(capsys, "--source", "demo")
+    elastic = next(t for t in rep["teams"] if t["team"] == "elastic")
+    el9 = next(w for w in elastic["longest_waits"] if w["job_id"] == "el-9")
+    assert el9["wait"] >= H
+    assert elastic["wait_p90"] >= H
+    assert any("el-9" in i["summary"] and "pending 1.0 h" in i["summary"]
+               for i in rep["incidents"])
 
 
 def test_a_parent_cycle_counts_each_team_once() -> None:

@@ -38,8 +38,9 @@ NOT_READ = {
     "Partition": {"state", "max_time", "priority_tier", "default"},
     # sshare's columns as shown; the core's Fair Tree reads Snapshot.shares.
     "FairShare": {"raw_shares", "norm_shares", "effective_usage", "factor", "level_fs"},
-    # The core recomputes usage from the running jobs; notes are for the views.
-    "Team": {"borrowed", "source_notes", "usage"},
+    # The core recomputes usage from the running jobs; notes and the objects the quotas
+    # are set on (for whatif's commands) are for the views.
+    "Team": {"borrowed", "source_notes", "usage", "quota_objects"},
     # Group limits reach the core as Snapshot.limits (collectors/slurm/limits.py); flags
     # and UsageFactor are shown, not modelled.
     "QoS": {"flags", "grp_tres", "usage_factor"},

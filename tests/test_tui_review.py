@@ -18,6 +18,7 @@ from textual_plotext import PlotextPlot
 from quotatop.cli import main
 from quotatop.recording.replay_source import ReplaySource
 from quotatop.recording.store import Recorder
+from quotatop.review.report import to_builtins
 from quotatop.review.whatif import parse_set, whatif
 from quotatop.simulation.scenario import load_scenario
 from quotatop.simulation.scenario_source import ScenarioSource
@@ -130,17 +131,16 @@ async def test_report_screen_shows_quotatop_reports_numbers_with_charts(
         rep = screen.report
         assert rep is not None
         assert (rep.since, rep.until) == (cli["since"], cli["until"])
-        by_team = {t["team"]: t for t in cli["teams"]}
-        assert [r.team for r in rep.teams] == [t["team"] for t in cli["teams"]]
-        for r in rep.teams:
-            c = by_team[r.team]
-            assert r.gpu_hours == pytest.approx(c["gpu_hours"])
-            assert r.guarantee_gpu_hours == pytest.approx(c["guarantee_gpu_hours"])
-            assert r.idle_guarantee_gpu_hours == pytest.approx(c["idle_guarantee_gpu_hours"])
-            assert r.cost == pytest.approx(c["cost"])
-            assert (r.wait_p50, r.wait_p90) == (c["wait_p50"], c["wait_p90"])
-        assert [w.job_id for w in rep.total.longest_waits] == \
-            [w["job_id"] for w in cli["total"]["longest_waits"]]
+        # Every figure both show, field by field, in numbers (seconds, hours, cost), not
+        # in their texts: one computation (review/frames.py), whatever the formatting.
+        tui = to_builtins(rep)
+        assert (tui["hours"], tui["currency"]) == (cli["hours"], cli["currency"])
+        assert [t["team"] for t in tui["teams"]] == [t["team"] for t in cli["teams"]]
+        for mine, theirs in zip([*tui["teams"], tui["total"]],
+                                [*cli["teams"], cli["total"]], strict=True):
+            assert mine.keys() == theirs.keys()
+            for field, value in mine.items():
+                assert value == theirs[field], (mine["team"], field)
         assert sum(r.gpu_hours for r in rep.teams if r.depth == 0) > 0
         assert _cells(screen.query_one("#report-teams", DataTable)) == team_cells(rep)
         assert screen.query_one("#report-waits", DataTable).row_count == \

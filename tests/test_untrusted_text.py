@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from quotatop.collectors.model import Job, Node, Partition, Snapshot, Team
 from quotatop.collectors.untrusted import (
     json_safe,
     json_safe_bytes,
+    markdown_text,
     printable,
     printable_lines,
     printable_tree,
@@ -206,8 +208,8 @@ def test_report_formats_hold_no_raw_control(tmp_path: Path, capsys: pytest.Captu
     assert raw_controls(out) == [] and raw_controls(err) == []
     if fmt == "json":
         assert json.loads(out)["cluster"] == f"c{EVERY}"
-    else:
-        assert printable(f"team{EVERY}")[:20] in out
+    else:  # Markdown escapes printable's own backslashes too, for its viewer
+        assert (markdown_text if fmt == "md" else printable)(f"team{EVERY}")[:20] in out
 
 
 @pytest.mark.parametrize("fmt", [[], ["--json"]], ids=["text", "json"])
@@ -386,3 +388,32 @@ async def test_the_banner_shows_the_clusters_brackets_as_text_not_markup() -> No
         await loaded(pilot)
         banner = [ln for ln in screen_text(app).splitlines() if "source stale" in ln]
         assert banner and f"source stale: {snap.stale_reason}" in banner[0], banner
+
+
+MARKUP = "<img src=x onerror=alert(1)>|a\\|b&amp;"
+
+
+def _cells(row: str) -> list[str]:
+    """A Markdown table row's cells, as a GFM reader splits them: at each "|" that no
+    backslash escapes."""
+    return re.split(r"(?<!\\)((?:\\\\)*)\|", row.strip())[::2][1:-1]
+
+
+def test_markdown_report_escapes_cells_as_html_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = hostile(MARKUP), hostile(MARKUP)
+    second.taken_at = T + 600
+    rec = record(tmp_path / "r.qtr", first, second)
+    rc, out, err = run_cli(["report", "--source", "replay", str(rec), "--since", "1d",
+                            "--format", "md"], capsys)
+    assert rc == 0, err
+    assert "<" not in out and ">" not in out.replace("\n> ", "\n")  # notes are quotes
+    for block in out.split("\n## ")[1:]:
+        rows = [line for line in block.splitlines() if line.startswith("|")]
+        widths = {len(_cells(r)) for r in rows}
+        assert len(widths) == 1, (block.splitlines()[0], widths)  # no forged cell
+    # Read back as Markdown and HTML read it, a cell is the name exactly.
+    back = (markdown_text(f"team{MARKUP}").replace("&lt;", "<").replace("&gt;", ">")
+            .replace("&amp;", "&"))
+    assert re.sub(r"\\(.)", r"\1", back) == f"team{MARKUP}"
+    assert markdown_text(f"team{MARKUP}") in out

@@ -18,8 +18,7 @@ from typing import Any
 
 from quotatop.collectors.errors import UserError
 from quotatop.collectors.model import Snapshot
-from quotatop.review.frames import recording_frames, scenario_frames
-from quotatop.review.history import History
+from quotatop.review.frames import frames_report, read_frames, recording_frames, scenario_frames
 from quotatop.review.report import Prices, Report, build_report
 
 PERIOD = 30 * 86400.0  # as `quotatop report`'s default --since 30d
@@ -48,21 +47,10 @@ def session_frames(collector: Any, recording: Path | None) -> tuple[str, Iterabl
 def report_of_frames(frames: Iterable[Snapshot], prices: Prices | None = None,
                      period: float = PERIOD, notes: list[str] | None = None) -> Report:
     """The report of the last ``period`` seconds of the frames (from the first frame
-    when they cover less), as `quotatop report --source demo|replay` computes it."""
-    hist = History()
-    for snap in frames:
-        hist.feed(snap)
-    if hist.first_t is None or hist.last_t is None:
-        raise UserError("report: the source has no frames")
-    until = hist.last_t
-    since = max(until - period, hist.first_t)
-    if until <= since:
-        raise UserError("report: one frame only: a period needs two (let it run, "
-                        "or record longer)")
-    return build_report(hist.finish(), list(hist.teams.values()), since=since, until=until,
-                        prices=prices, source=hist.source, cluster=hist.cluster,
-                        incidents=None, incidents_note="on the Incidents screen (8)",
-                        notes=notes or [])
+    when they cover less): the one computation of `quotatop report --source
+    demo|replay` (review/frames.py), the incidents left to their own screen."""
+    return frames_report(read_frames(frames), span=period, prices=prices,
+                         incidents_note="on the Incidents screen (8)", notes=notes or [])
 
 
 def slurm_report(collector: Any, snap: Snapshot, prices: Prices | None = None,

@@ -21,6 +21,7 @@ from quotatop.collectors.model import (
     Job,
     Node,
     Partition,
+    QuotaObject,
     Team,
     TeamPreemption,
 )
@@ -112,6 +113,7 @@ def cluster_queue_to_team(cq: Obj, flavors: Mapping[str, Obj], feeders: list[str
     unlimited: set[str] = set()
     any_lending = False
     notes: list[str] = []
+    where = QuotaObject(kind="clusterqueue", name=name, keys={}, flavors={})
     for group in spec.get("resourceGroups") or []:
         for fl in group.get("flavors") or []:
             fname = fl.get("name", "")
@@ -123,6 +125,9 @@ def cluster_queue_to_team(cq: Obj, flavors: Mapping[str, Obj], feeders: list[str
                     keys.append(flavor_gpu_key(fname, flavors))
                 borrow_raw = res.get("borrowingLimit")
                 lend_raw = res.get("lendingLimit")
+                for key in keys:  # which flavors a patch of this resource names
+                    where.keys.setdefault(key, rname)
+                    where.flavors.setdefault(key, []).append(fname)
                 for key in keys:
                     _add(guarantee, key, nominal)
                     if cohort and borrow_raw is None:
@@ -199,6 +204,7 @@ def cluster_queue_to_team(cq: Obj, flavors: Mapping[str, Obj], feeders: list[str
         # Kueue admits no workload asking for a resource the queue does not cover.
         quota_exhaustive=True,
         source_notes=notes,
+        quota_objects=[where],
     )
 
 

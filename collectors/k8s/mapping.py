@@ -17,10 +17,16 @@ from typing import Any
 from quotatop.collectors.k8s.config import KubernetesConfig
 from quotatop.collectors.k8s.kueue import cluster_queue_to_team, cohort_to_team, workload_to_job
 from quotatop.collectors.k8s.pods import condition, parse_time, pod_requests, pod_state, qos_class
-from quotatop.collectors.k8s.quantity import MIB, convert, convert_quota, resource_key
+from quotatop.collectors.k8s.quantity import (
+    MIB,
+    convert,
+    convert_quota,
+    quota_key,
+    resource_key,
+)
 from quotatop.collectors.k8s.quota import quota_charge
 from quotatop.collectors.k8s.visibility import Positions
-from quotatop.collectors.model import PENDING, PREEMPTED, Job, Node, QoS, Team
+from quotatop.collectors.model import PENDING, PREEMPTED, Job, Node, QoS, QuotaObject, Team
 
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 
@@ -112,7 +118,8 @@ def to_teams(
     stuck terminating stops counting at its deletion deadline, which needs the time)."""
     teams: dict[str, Team] = {}
     for ns, team in ns_team.items():
-        t = teams.setdefault(team, Team(name=team, usage={}, source_notes=[]))
+        t = teams.setdefault(team, Team(name=team, usage={}, source_notes=[],
+                                        quota_objects=[]))
         if team != ns:
             t.source_notes.append(f"namespace {ns}")
     quota_max: dict[str, dict[str, float]] = {}
@@ -143,6 +150,12 @@ def to_teams(
                 + ", ".join(f"{k} {used.get(k, 0):g}/{v:g}" for k, v in sorted(hard.items()))
             )
             continue
+        # The keys as the quota writes them (requests.nvidia.com/gpu or the bare name),
+        # for a command that would patch its spec.hard (quotatop whatif).
+        raw_hard = spec.get("hard") or status.get("hard") or {}
+        t.quota_objects.append(QuotaObject(
+            kind="resourcequota", name=rq["metadata"]["name"], namespace=ns,
+            keys={quota_key(k): k for k in raw_hard}))
         qm = quota_max.setdefault(team, {})
         for k, v in hard.items():
             # Several unscoped quotas in a namespace all apply: the tightest wins;

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import signal
-import statistics
 import sys
 import threading
 import time
@@ -30,6 +29,7 @@ from quotatop.collectors.errors import UserError
 from quotatop.collectors.model import PENDING, Snapshot
 from quotatop.collectors.untrusted import printable, redact_url
 from quotatop.flags import number, seconds
+from quotatop.review.report import percentile
 from quotatop.source_flags import add_config_flags, add_source_flags, source_options
 
 if TYPE_CHECKING:
@@ -81,13 +81,9 @@ class _State:
 
 def wait_quantiles(waits: list[float]) -> tuple[float | None, float | None]:
     """p50 and p90 by linear interpolation between ranks (numpy's default), so that a
-    team with two jobs waiting 0 s and 100 s reads p90 = 90 s, not 100 s."""
-    if not waits:
-        return None, None
-    if len(waits) == 1:
-        return waits[0], waits[0]
-    q = statistics.quantiles(waits, n=10, method="inclusive")
-    return q[4], q[8]
+    team with two jobs waiting 0 s and 100 s reads p90 = 90 s, not 100 s: the report's
+    own percentile (review/report.py), so a p90 means one thing in both."""
+    return percentile(waits, 0.5), percentile(waits, 0.9)
 
 
 def stranded_gpus(snap: Snapshot) -> float:

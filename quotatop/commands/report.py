@@ -26,8 +26,8 @@ import msgspec
 from quotatop.collectors.errors import UserError
 from quotatop.collectors.human import human_duration
 from quotatop.collectors.model import Node, Snapshot, Team
-from quotatop.collectors.untrusted import json_safe, printable
-from quotatop.review.frames import recording_frames
+from quotatop.collectors.untrusted import json_safe, markdown_text, printable
+from quotatop.review.frames import frames_report, read_frames, recording_frames, report_since
 from quotatop.review.report import (
     JobRecord,
     Prices,
@@ -110,24 +110,6 @@ class Gathered(msgspec.Struct, kw_only=True):
     nodes: list[Node] = []  # the cluster's nodes now (Slurm: for advise --history)
 
 
-def _from_frames(frames: Iterable[Snapshot], incident_cfg: Any) -> Gathered:
-    """One pass over the frames: the job runs and the incidents both."""
-    from quotatop.incidents import IncidentMonitor
-    from quotatop.review.history import History
-
-    hist = History()
-    mon = IncidentMonitor(incident_cfg)
-    for snap in frames:
-        hist.feed(snap)
-        mon.feed(snap)
-    if hist.last_t is None:
-        raise UserError("report: the source has no frames")
-    return Gathered(records=hist.finish(), teams=list(hist.teams.values()), source=hist.source,
-                    cluster=hist.cluster, start=hist.first_t, end=hist.last_t,
-                    incidents=mon.finish(),
-                    incidents_note=None)
-
-
 def _demo_frames(path: str | None) -> Iterable[Snapshot]:
     """The scenario once through (no loop), every frame the demo would show."""
     from quotatop.review.frames import scenario_frames
@@ -165,7 +147,7 @@ def gather_slurm(args: argparse.Namespace, cfg: Any, since: float, until: float)
                     incidents_note=NO_INCIDENTS_LIVE, notes=warnings, nodes=list(snap.nodes))
 
 
-def gather(args: argparse.Namespace) -> tuple[Report, Gathered]:
+def gather(args: argparse.Namespace) -> Report:
     from quotatop.config import load_config
     from quotatop.tui_launch import source_words
 
@@ -180,34 +162,33 @@ def gather(args: argparse.Namespace) -> tuple[Report, Gathered]:
     if kind == "slurm":
         until = parse_when(args.until or "now", now)
         g = gather_slurm(args, cfg, until - span, until)
-    elif kind in ("replay", "live"):
+        return build_report(g.records, g.teams, since=until - span, until=until,
+                            prices=prices, source=g.source, cluster=g.cluster,
+                            incidents=g.incidents, incidents_note=g.incidents_note,
+                            notes=g.notes)
+    if kind in ("replay", "live"):
         source_overrides(args, kind)  # refuses flags of other sources
         rec = path or (cfg.sources.live.recording if kind == "live"
                        else cfg.sources.replay.recording)
         if not rec:
             raise UserError(f"--source {kind} needs a file: --source {kind} FILE")
-        g = _from_frames(recording_frames(rec), _incident_config(cfg))
-        until = parse_when(args.until, now) if args.until else g.end
+        frames = recording_frames(rec)
     elif kind == "demo":
         source_overrides(args, kind)
-        g = _from_frames(_demo_frames(path or getattr(args, "scenario", None)
-                                      or cfg.sources.demo.scenario),
-                         _incident_config(cfg))
-        until = parse_when(args.until, now) if args.until else g.end
+        frames = _demo_frames(path or getattr(args, "scenario", None)
+                              or cfg.sources.demo.scenario)
     else:
         raise UserError(f"report: --source {kind} keeps no job history; use slurm, "
                         "replay FILE or demo")
-    since = until - span
-    notes = list(g.notes)
-    if g.start is not None and since < g.start < until:
-        # Nothing is known before the first frame: a guarantee cannot be called idle
-        # there, so the period starts with the data.
-        since = g.start
-        notes.append(f"the data starts at {iso(g.start)}: the period starts there")
-    report = build_report(g.records, g.teams, since=since, until=until, prices=prices,
-                          source=g.source or kind, cluster=g.cluster, incidents=g.incidents,
-                          incidents_note=g.incidents_note, notes=notes)
-    return report, g
+    until_arg = parse_when(args.until, now) if args.until else None
+    data = read_frames(frames, _incident_config(cfg))
+    until = data.end if until_arg is None else until_arg
+    notes = []
+    if report_since(data.start, until, span) != until - span:
+        notes.append(f"the data starts at {iso(data.start)}: the period starts there")
+    # The same computation as the TUI's Report screen (review/frames.py).
+    return frames_report(data, span=span, until=until, prices=prices,
+                         source=kind, notes=notes)
 
 
 # ---- printing -----------------------------------------------------------------------
@@ -281,16 +262,16 @@ def _title(rep: Report) -> str:
 
 
 def to_md(rep: Report) -> str:
-    def cell(s: str) -> str:
-        return s.replace("|", "\\|").replace("\n", " ")
-
-    lines = [f"# {_title(rep)}", ""]
+    # The cluster's names escaped as Markdown (collectors/untrusted.py): a "|" would
+    # forge a cell, "<img onerror=…>" is HTML to a Markdown viewer.
+    md = markdown_text
+    lines = [f"# {md(_title(rep))}", ""]
     for note in rep.notes:
-        lines += [f"> {printable(note)}", ""]
+        lines += [f"> {md(note)}", ""]
     for title, head, rows in sections(rep):
-        lines += [f"## {title}", "", "| " + " | ".join(head) + " |",
+        lines += [f"## {md(title)}", "", "| " + " | ".join(head) + " |",
                   "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+        lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in rows]
         lines.append("")
     return "\n".join(lines)
 
@@ -353,8 +334,7 @@ def render(rep: Report, fmt: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    report, _ = gather(args)
-    sys.stdout.write(render(report, args.format))
+    sys.stdout.write(render(gather(args), args.format))
     return 0
 
 
