@@ -326,6 +326,7 @@ def _parse_matrix(body: bytes, name: str, *, team_label: str = "namespace",
             raise _OverBudget(f"{name}: more than {max_points} points, refused")
         points = []
         bad: str | None = None
+        gap: str | None = None  # the first NaN/Inf value of a series that is not a count
         for pair in item.values:
             try:
                 t, value = float(pair[0]), float(pair[1])
@@ -333,13 +334,24 @@ def _parse_matrix(body: bytes, name: str, *, team_label: str = "namespace",
                 raise _Malformed(
                     f"malformed answer: data.result[{i}].values holds {str(list(pair))[:40]!r}, "
                     "not [time, number]") from None
-            if not (math.isfinite(value) and math.isfinite(t)):
-                continue  # NaN/Inf mean nothing here
+            if not math.isfinite(t):
+                bad = bad or f"{pair[0]} is not a time"
+                continue
+            if not math.isfinite(value):
+                # A GPU count of ±Inf or NaN is as broken as one of 1e308: the series is
+                # refused by name. Elsewhere (a utilisation's 0/0) it is a gap in the
+                # series, dropped, and named only if nothing else is left.
+                if counts:
+                    bad = bad or f"{pair[1]} is not a GPU count"
+                gap = gap or str(pair[1])
+                continue
             if bad is None and not 0.0 <= t < MAX_TIME:
                 bad = f"{t:g} is not a time"
             elif bad is None and counts and not 0.0 <= value <= MAX_GPUS:
                 bad = f"{value:g} is not a GPU count"
             points.append((t, value))
+        if bad is None and gap is not None and not points:
+            bad = f"{gap} is not a number"
         who = _series_name(labels, team_label, name)
         key: object = (labels.get(team_label) if per_team and team_label in labels
                        else tuple(sorted(labels.items())))

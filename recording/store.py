@@ -988,11 +988,21 @@ def _bounded(blob: bytes) -> bytes:
     return blob
 
 
+# A frame time is an epoch second from 1970 to the end of year 9999: past that a
+# datetime cannot hold it, and every clock shown of it (predict's, the TUI's timeline)
+# would end in an OverflowError instead of the one line of a damaged recording.
+MAX_FRAME_TIME = 253_402_300_800.0  # 10000-01-01T00:00:00Z
+
+
 def _check_times(rows: list[tuple[object, object, object]]) -> None:
-    """Frame times are finite numbers: a damaged file may hold text in the REAL column."""
+    """Frame times are finite numbers within MAX_FRAME_TIME: a damaged file may hold
+    text in the REAL column, or a number no clock can show."""
     for seq, t, _ in rows:
         if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t):
             raise RecordingError(f"damaged recording (frame {seq} has time {t!r})")
+        if not 0 <= t < MAX_FRAME_TIME:
+            raise RecordingError(
+                f"damaged recording (frame {seq} has time {t!r}, not between 1970 and 9999)")
 
 
 def _keyframe_raw(conn: sqlite3.Connection, seq: int, has_ref: bool) -> bytes:

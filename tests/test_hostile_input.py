@@ -521,6 +521,9 @@ IMPOSSIBLE_REASON = {
     "huge-value": "for team a: 1e+308 is not a GPU count",
     "huge-time": "for team a: 1e+308 is not a time",
     "negative-value": "for team a: -4 is not a GPU count",
+    "inf-value": "for team a: +Inf is not a GPU count",
+    "minus-inf-value": "for team a: -Inf is not a GPU count",
+    "nan-value": "for team a: NaN is not a GPU count",
     "duplicate-series": "for team a: a second series of the same labels (the first kept)",
 }
 
@@ -535,6 +538,15 @@ def test_an_impossible_prometheus_value_is_refused_by_name_never_kept(
     assert not snap.stale, snap.stale_reason
     for query in ("team_gpu_requested", "team_gpu_quota_hard", "team_gpu_quota_used"):
         assert f"prometheus: {query} {IMPOSSIBLE_REASON[mode]}, ignored" in snap.warnings
+    if mode in ("inf-value", "minus-inf-value", "nan-value"):
+        # A utilisation's NaN/Inf is a gap, dropped; a series of nothing but gaps named.
+        dcgm = prom(fake_prometheus.url, groups=("dcgm",)).collect()
+        util = [s for s in dcgm.utilization
+                if s.metric == "team_gpu_util" and s.labels == {"namespace": "a"}]
+        gap = IMPOSSIBLE_REASON[mode].replace("a GPU count", "a number")
+        named = f"prometheus: team_gpu_util {gap}, ignored" in dcgm.warnings
+        assert named == (mode != "inf-value"), dcgm.warnings
+        assert [s.points for s in util] == ([[(1.0, 7.0)]] if mode == "inf-value" else [])
     b = next(t for t in snap.teams if t.name == "b")
     assert b.max == {"gpu": 3.0} and b.usage == {"gpu": 3.0}
     values = [v for s in snap.utilization for t, v in s.points] + [

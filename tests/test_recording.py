@@ -209,6 +209,24 @@ def test_corrupt_frame_blob_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert rc == 2 and "damaged frame 5" in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("t", [1e308, -5.0, 253_402_300_800.0])
+@pytest.mark.parametrize("command", [["predict", "--source", "replay"], ["replay", "--json"]])
+def test_a_frame_time_no_clock_can_show_is_one_line(
+        t: float, command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # #35 X1: 1e308 reached predict's clock (datetime.fromtimestamp): OverflowError.
+    path = tmp_path / "r.qtrec"
+    write(path, evolving(5))
+    con = sqlite3.connect(path)
+    con.execute("UPDATE frames SET t = ? WHERE seq = 5", (t,))
+    con.commit()
+    con.close()
+    rc = main([*command[:-1], command[-1], str(path)] if command[0] == "predict"
+              else [command[0], str(path), command[1]])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"frame 5 has time {t!r}, not between 1970 and 9999" in err, err
+
+
 _WRITER = """
 import sys
 sys.path.insert(0, {root!r})

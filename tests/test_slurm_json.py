@@ -267,6 +267,18 @@ def test_unset_and_infinite_numbers_mean_no_value(field: str, value: object, att
     ("priority", _wrap(number=True), "Expected `float | null`, got `bool`"),
     ("node_count", "two", "Expected `int | float | object | null`, got `str`"),
     ("nodes", "gpu[001-999999]", "more than 100000 hosts"),
+    # Times: none is infinite, not finite, before 1970 or after 9999 (#35, 2b).
+    ("submit_time", _wrap(infinite=True, number=0), "submit time infinite"),
+    ("submit_time", _wrap(number=1e308), "submit time 1e+308 after year 9999"),
+    ("submit_time", _wrap(number=-1e12), "submit time -1e+12 before 1970"),
+    ("eligible_time", _wrap(number=-5), "eligible time -5 before 1970"),
+    ("start_time", _wrap(number=253_402_300_800), "start time 2.53402e+11 after year 9999"),
+    ("end_time", _wrap(infinite=True, number=0), "end time infinite"),
+    # What Slurm cannot hold: its time limit and priority are uint32; the core's
+    # bound on a job's node count (#35, 2d).
+    ("time_limit", _wrap(number=1e308), "time limit 1e+308 above 4294967293"),
+    ("priority", _wrap(number=1e308), "priority 1e+308 above 4294967293"),
+    ("node_count", _wrap(number=1e9), "node count 1e+09 above 1000000"),
 ])
 def test_a_record_that_cannot_stand_is_skipped_with_its_reason(field: str, value: object,
                                                                reason: str) -> None:
@@ -285,6 +297,59 @@ def test_a_negative_2205_number_skips_its_record(field: str) -> None:
     jobs, info = decode_squeue(json.dumps(doc).encode())
     assert "4" not in {j.id for j in jobs} and len(jobs) == 20
     assert f"job 4: negative {field.replace('_', ' ')} -3" in info.warnings[0]
+
+
+@pytest.mark.parametrize(("field", "value", "reason"), [
+    ("submit_time", -5, "submit time -5 before 1970"),
+    ("eligible_time", -5, "eligible time -5 before 1970"),
+    ("end_time", 10**15, "end time 1e+15 after year 9999"),
+    ("time_limit", 2**40, "time limit 1.09951e+12 above 4294967293"),
+    ("node_count", 10**9, "node count 1e+09 above 1000000"),
+])
+def test_an_impossible_2205_value_skips_its_record(field: str, value: int, reason: str) -> None:
+    doc = json.loads(_read("squeue.json"))
+    doc["jobs"][3][field] = value
+    jobs, info = decode_squeue(json.dumps(doc).encode())
+    assert "4" not in {j.id for j in jobs} and len(jobs) == 20
+    assert f"job 4: {reason}" in info.warnings[0], info.warnings
+    assert "4" in info.refused
+
+
+def test_a_2205_sentinel_is_no_value() -> None:
+    doc = json.loads(_read("squeue.json"))
+    doc["jobs"][3].update(node_count=0xFFFFFFFE, time_limit=0xFFFFFFFF, end_time=0xFFFFFFFE)
+    jobs, info = decode_squeue(json.dumps(doc).encode())
+    job = next(j for j in jobs if j.id == "4")
+    assert (job.nodes_requested, job.time_limit, job.end_time) == (1, None, None)
+    assert not info.warnings
+
+
+def test_many_skipped_records_say_how_many_more_and_name_a_bound_first() -> None:
+    doc = json.loads(_as_v40(json.loads(_read("squeue.json"))))
+    for i in range(5):
+        doc["jobs"][i]["time_limit"] = _wrap(number=-1)
+    doc["jobs"][6]["nodes"] = "gpu[001-999999]"  # running: its list is expanded
+    jobs, info = decode_squeue(json.dumps(doc).encode())
+    assert len(jobs) == 15
+    (warning,) = info.warnings
+    assert warning.startswith("squeue: skipped 6 record(s): job 7: ")
+    assert "more than 100000 hosts (the bound on one hostlist)" in warning
+    assert warning.endswith(" (and 3 more)"), warning
+
+
+def test_one_answer_expands_a_bounded_number_of_hosts() -> None:
+    from quotatop.collectors.slurm.hostlist import MAX_ANSWER_HOSTS, MAX_HOSTS
+
+    doc = json.loads(_as_v40(json.loads(_read("squeue.json"))))
+    running = dict(doc["jobs"][3], nodes=f"gpu[1-{MAX_HOSTS}]")
+    fit = MAX_ANSWER_HOSTS // MAX_HOSTS
+    doc["jobs"] = [dict(running, job_id=1000 + i) for i in range(fit + 5)]
+    jobs, info = decode_squeue(json.dumps(doc).encode())
+    assert len(jobs) == fit and sum(len(j.nodes) for j in jobs) == MAX_ANSWER_HOSTS
+    (warning,) = info.warnings
+    assert warning.startswith(f"squeue: skipped 5 record(s): job {1000 + fit}: ")
+    assert f"more than {MAX_ANSWER_HOSTS} hosts in one squeue answer" in warning
+    assert len(info.refused) == 5
 
 
 @pytest.mark.parametrize("shape", ["22.05", "23.11"])
@@ -327,3 +392,36 @@ def test_the_reason_reaches_the_snapshot() -> None:
     assert any("job 4: negative time limit -5" in w for w in snap.warnings), snap.warnings
     assert any("job id already listed (the first kept): 6" in w for w in snap.warnings)
     assert len([j for j in snap.jobs if j.id == "6"]) == 1
+
+
+def test_a_refused_job_does_not_come_back_from_the_history() -> None:
+    from slurm_fixture_runner import FixtureRunner
+
+    from quotatop.collectors.slurm.collector import SlurmCollector
+
+    # Job 3 is pending in squeue and has a preempted run in sacct (a terminal record,
+    # which the history merges in for a job squeue no longer lists).
+    runner = FixtureRunner()
+    doc = json.loads(_read("squeue.json"))
+    assert doc["jobs"][2]["job_id"] == 3
+    doc["jobs"][2]["time_limit"] = -1
+    runner.override["squeue.json"] = json.dumps(doc).encode()
+    snap = SlurmCollector(runner).collect()
+    assert any("job 3: negative time limit -1" in w for w in snap.warnings), snap.warnings
+    assert "3" not in {j.id for j in snap.jobs}
+
+
+def test_a_job_on_nodes_the_cluster_does_not_have_is_refused_by_name() -> None:
+    from slurm_fixture_runner import FixtureRunner
+
+    from quotatop.collectors.slurm.collector import SlurmCollector
+
+    runner = FixtureRunner()
+    doc = json.loads(_read("squeue.json"))
+    assert doc["jobs"][3]["job_id"] == 4 and doc["jobs"][3]["job_state"] == "RUNNING"
+    doc["jobs"][3]["nodes"] = "gpu[07-12]"  # sinfo lists gpu01 … gpu08
+    runner.override["squeue.json"] = json.dumps(doc).encode()
+    snap = SlurmCollector(runner).collect()
+    assert "4" not in {j.id for j in snap.jobs}
+    assert ("squeue: skipped 1 record(s): job 4: runs on 4 node(s) sinfo does not list "
+            "(gpu09, gpu10, …)") in snap.warnings, snap.warnings

@@ -158,3 +158,17 @@ def test_mutated_text_never_crashes(data: st.DataObject) -> None:
         parse("".join(text))
     except ParseError as exc:
         assert "\n" not in str(exc)
+
+
+def test_one_squeue_text_answer_expands_a_bounded_number_of_hosts() -> None:
+    from quotatop.collectors.slurm.hostlist import MAX_ANSWER_HOSTS, MAX_HOSTS, HostBudget
+    from quotatop.collectors.slurm.mapping import job_from_text
+
+    rows = squeue_text.parse_squeue_text(_t("squeue.txt"))
+    running = dict(next(r for r in rows if r["State"] == "RUNNING"),
+                   NodeList=f"gpu[1-{MAX_HOSTS}]")
+    budget = HostBudget("squeue")  # the collector's one per answer (_jobs_from_text)
+    for _ in range(MAX_ANSWER_HOSTS // MAX_HOSTS):
+        assert len(job_from_text(running, budget=budget).nodes) == MAX_HOSTS
+    with pytest.raises(ParseError, match=f"more than {MAX_ANSWER_HOSTS} hosts in one squeue"):
+        job_from_text(running, budget=budget)

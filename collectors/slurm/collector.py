@@ -36,6 +36,7 @@ from quotatop.collectors.slurm import (
 )
 from quotatop.collectors.slurm.durations import parse_duration
 from quotatop.collectors.slurm.errors import ParseError, SlurmReportedError
+from quotatop.collectors.slurm.hostlist import HostBudget
 from quotatop.collectors.slurm.json_decode import decode_sacct, decode_sinfo, decode_squeue
 from quotatop.collectors.slurm.runner import CommandError, Result, Runner
 
@@ -139,7 +140,8 @@ class SlurmCollector:
 
     def _jobs_from_text(self, text: str) -> tuple[list[Any], None]:
         rows = squeue_text.parse_squeue_text(text)
-        return [mapping.job_from_text(r, self.cluster_tz) for r in rows], None
+        budget = HostBudget("squeue")  # one bound on the whole answer's node lists
+        return [mapping.job_from_text(r, self.cluster_tz, budget) for r in rows], None
 
     # The text carries every field the jobs are mapped from (it is the fallback's form),
     # so the JSON is asked again for safety only, not for freshness.
@@ -331,6 +333,11 @@ class SlurmCollector:
             if info is not None:
                 warnings.extend(info.warnings)
                 warnings.extend(f"{entry}: {e}" for e in info.errors)
+        # A refused record's job is not looked up elsewhere (sacct) as if squeue had
+        # not listed it.
+        refused = list(squeue[1].refused) if squeue and squeue[1] is not None else []
+        jobs, off = mapping.on_known_nodes(jobs, {n.name for n in nodes}, warnings)
+        refused += off
         jobs = mapping.attach_priority(jobs, self._last.get("sprio", []))
         history = self._last.get("sacct")
         history_jobs = history[0] if history else []
@@ -342,7 +349,7 @@ class SlurmCollector:
         # still shows as ended).
         jobs = runtimes.with_runtime_estimates(jobs, [*history_jobs, *jobs])
         live_jobs = jobs
-        jobs = mapping.merge_history(jobs, history_jobs)
+        jobs = mapping.merge_history(jobs, history_jobs, refused)
         teams = mapping.teams(assocs, self._last.get("sshare", []), qos_rows, live_jobs)
         scheduler = None
         try:

@@ -13,12 +13,22 @@ EMPTY = frozenset({"", "(null)", "None", "N/A"})
 # MAX_NODES, the same bound for a scenario), and the cap, checked before a range is
 # expanded, stops "gpu[001-999999]" from building a million names per record.
 MAX_HOSTS = 100_000
-_TOO_MANY = f"more than {MAX_HOSTS} hosts (the bound on one hostlist)"
+# Every message of a bound being hit carries this, so that a warning listing a few of
+# many skipped records names a bound first (json_decode._skipped).
+BOUND = "(the bound on"
+_TOO_MANY = f"more than {MAX_HOSTS} hosts {BOUND} one hostlist)"
+# The most host names one answer (one squeue or sacct document) may expand to, summed
+# over its records: MAX_HOSTS per hostlist still lets 3,000 jobs each name 100,000
+# hosts (300 million names, gigabytes). No cluster runs more than this at once: it is
+# MAX_HOSTS nodes with ten jobs on each; the snapshot then refuses a live job naming a
+# node sinfo does not list (collectors/slurm/collector.py), which bounds a job's list
+# by the cluster's own node count.
+MAX_ANSWER_HOSTS = 1_000_000
 _TRAILING_DIGITS = re.compile(r"^(.*?)([0-9]+)$")
 _DIGITS = re.compile(r"[0-9]+")
 
 
-def _expand_range(body: str, whole: str) -> list[str]:
+def _expand_range(body: str, whole: str, limit: int, too_many: str) -> list[str]:
     out: list[str] = []
     for piece in body.split(","):
         lo, sep, hi = piece.partition("-")
@@ -30,14 +40,14 @@ def _expand_range(body: str, whole: str) -> list[str]:
         a, b = int(lo), int(hi)
         if b < a:
             raise ParseError("hostlist", whole, f"descending range {piece!r}")
-        if b - a + len(out) >= MAX_HOSTS:
-            raise ParseError("hostlist", whole, _TOO_MANY)
+        if b - a + len(out) >= limit:
+            raise ParseError("hostlist", whole, too_many)
         width = len(lo)
         out.extend(f"{n:0{width}d}" for n in range(a, b + 1))
     return out
 
 
-def _expand_item(item: str, whole: str) -> list[str]:
+def _expand_item(item: str, whole: str, limit: int, too_many: str) -> list[str]:
     if not item:
         raise ParseError("hostlist", whole, "empty host name")
     choices: list[list[str]] = []
@@ -45,20 +55,21 @@ def _expand_item(item: str, whole: str) -> list[str]:
     for m in re.finditer(r"\[([^\]]*)\]", item):
         if m.start() > pos:
             choices.append([item[pos : m.start()]])
-        choices.append(_expand_range(m.group(1), whole))
+        choices.append(_expand_range(m.group(1), whole, limit, too_many))
         pos = m.end()
     if pos < len(item):
         choices.append([item[pos:]])
     total = 1
     for c in choices:
         total *= len(c)
-    if total > MAX_HOSTS:
-        raise ParseError("hostlist", whole, _TOO_MANY)
+    if total > limit:
+        raise ParseError("hostlist", whole, too_many)
     return ["".join(p) for p in itertools.product(*choices)]
 
 
-def expand_hostlist(text: str) -> list[str]:
-    """Every host name in a hostlist expression, in Slurm's order."""
+def expand_hostlist(text: str, limit: int = MAX_HOSTS, too_many: str = _TOO_MANY) -> list[str]:
+    """Every host name in a hostlist expression, in Slurm's order; ParseError
+    ``too_many`` past ``limit`` names, found before the range that would pass it is built."""
     text = text.strip()
     if text in EMPTY:
         return []
@@ -66,10 +77,33 @@ def expand_hostlist(text: str) -> list[str]:
         raise ParseError("hostlist", text, "whitespace inside")
     hosts: list[str] = []
     for item in split_top(text, "hostlist", "[", "]", nested=False):
-        hosts.extend(_expand_item(item, text))
-        if len(hosts) > MAX_HOSTS:
-            raise ParseError("hostlist", text, _TOO_MANY)
+        hosts.extend(_expand_item(item, text, limit - len(hosts), too_many))
+        if len(hosts) > limit:
+            raise ParseError("hostlist", text, too_many)
     return hosts
+
+
+class HostBudget:
+    """The host names one answer may still expand to (``total`` in all), and the
+    lists it expanded (a queue repeats a few node lists: each is read once)."""
+
+    def __init__(self, what: str, total: int = MAX_ANSWER_HOSTS) -> None:
+        self.left = total
+        self._too_many = f"more than {total} hosts in one {what} answer {BOUND} one answer)"
+        self._seen: dict[str, tuple[str, ...]] = {}
+
+    def expand(self, text: str) -> list[str]:
+        """The record's hosts, counted against the answer's total; ParseError naming
+        the bound (the record is skipped) once that total would be passed."""
+        hosts = self._seen.get(text)
+        if hosts is None:
+            limit = min(MAX_HOSTS, self.left)
+            why = _TOO_MANY if limit == MAX_HOSTS else self._too_many
+            hosts = self._seen[text] = tuple(expand_hostlist(text, limit, why))
+        if len(hosts) > self.left:
+            raise ParseError("hostlist", text, self._too_many)
+        self.left -= len(hosts)
+        return list(hosts)
 
 
 def compress_hostlist(names: list[str]) -> str:

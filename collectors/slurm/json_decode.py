@@ -35,7 +35,7 @@ from quotatop.collectors.model import (
 from quotatop.collectors.slurm import json_schema as js
 from quotatop.collectors.slurm.errors import ParseError, SlurmReportedError
 from quotatop.collectors.slurm.gres import parse_gres
-from quotatop.collectors.slurm.hostlist import expand_hostlist
+from quotatop.collectors.slurm.hostlist import BOUND, HostBudget
 from quotatop.collectors.slurm.tres import parse_tres
 
 try:
@@ -101,6 +101,9 @@ class Decoded(msgspec.Struct):
     release: str
     warnings: list[str]
     errors: list[str]
+    # The ids of the job records skipped (named in warnings): another command's record
+    # of the same job (sacct's history) must not stand in for a record refused here.
+    refused: list[str] = []
 
 
 _envelope = msgspec.json.Decoder(js.Envelope)
@@ -179,16 +182,17 @@ class _Label(msgspec.Struct, gc=False):
 _labels = msgspec.json.Decoder(_Label)
 
 
-def _label(rec: msgspec.Raw) -> str:
+def _label(rec: msgspec.Raw) -> tuple[str, str | None]:
     """`` (job 12)`` or `` (node gpu01)`` for a record that could not be read whole:
-    which one it was, where the record says (e.g. a time limit that is not a number)."""
+    which one it was, where the record says (e.g. a time limit that is not a number);
+    and the job's id, if it says one."""
     try:
         got = _labels.decode(rec)
     except msgspec.DecodeError:
-        return ""
+        return "", None
     if got.job_id is not None:
-        return f" (job {got.job_id})"
-    return f" (node {got.name})" if got.name else ""
+        return f" (job {got.job_id})", str(got.job_id)
+    return (f" (node {got.name})" if got.name else ""), None
 
 
 def _one_by_one(
@@ -206,16 +210,16 @@ def _one_by_one(
     except msgspec.DecodeError:
         raise ParseError(f"{what} --json", bytes(raw)[:40], str(exc).splitlines()[0]) from None
     out: list[Any] = []
-    skipped: list[str] = []
+    unread: list[str] = []
     for n, rec in enumerate(records):
         try:
             out.extend(decoder.decode(b"[" + bytes(rec) + b"]") or [])
         except msgspec.DecodeError as one:
-            skipped.append(f"#{n}{_label(rec)}: {str(one).splitlines()[0]}")
-    if skipped:
-        info.warnings.append(
-            f"{what}: skipped {len(skipped)} unreadable record(s): {'; '.join(skipped[:3])}"[:300]
-        )
+            label, job_id = _label(rec)
+            unread.append(f"#{n}{label}: {str(one).splitlines()[0]}")
+            if job_id is not None:
+                info.refused.append(job_id)
+    skipped(what, unread, info.warnings, "unreadable ")
     return out
 
 
@@ -254,9 +258,69 @@ def _not_negative(**values: float | int | None) -> None:
             raise ValueError(f"negative {field.replace('_', ' ')} {v:g}")
 
 
-def epoch(value: object) -> float | None:
-    v = num(value)
-    return v if v else None
+# Slurm's uint32 counts and minutes (time limit, priority, node count): NO_VAL and
+# INFINITE are the two values above the largest real one.
+_UINT32_MAX = 0xFFFFFFFD
+_UINT32_SENTINELS = frozenset({0xFFFFFFFE, 0xFFFFFFFF})
+# The most nodes one job may ask for: the core refuses a whole snapshot above it
+# (scheduler_core/src/cluster.rs, "nodes_requested … must be between 1 and 1000000"),
+# so a record above it is refused here, alone.
+MAX_NODES_REQUESTED = 1_000_000
+# A time is an epoch second from 1970 to the end of year 9999: a job submitted before
+# 1970 or after 9999 is no job, and a datetime cannot hold the latter (an OverflowError
+# in whatever formats it). Slurm's NO_VAL/INFINITE (32 and 64 bit) mean "no time".
+_MAX_EPOCH = 253_402_300_800.0  # 10000-01-01T00:00:00Z
+_TIME_SENTINELS = frozenset({0xFFFFFFFE, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFE, 0xFFFFFFFFFFFFFFFF})
+
+
+def _plain(field: str, value: object) -> float | int | None:
+    """The number inside Slurm's wrapper, None for "not set"; ValueError naming the
+    field when the wrapper says infinite or is set without a number."""
+    if isinstance(value, js.Num):
+        if not value.set:
+            return None
+        if value.infinite:
+            raise ValueError(f"{field} infinite")
+        if value.number is None:
+            raise ValueError("set, but no number")
+        value = value.number
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not math.isfinite(value):
+        raise ValueError(f"{field} {value} is not a number")
+    return value
+
+
+def uint32(field: str, value: object, maximum: float = _UINT32_MAX) -> float | None:
+    """A uint32 of Slurm's (minutes, a priority, a node count): None when unset,
+    infinite (no limit) or a sentinel; ValueError naming the field when it is negative,
+    not finite or above ``maximum``, which Slurm cannot hold (a record that cannot stand)."""
+    label = field.replace("_", " ")
+    if isinstance(value, js.Num) and value.infinite:
+        return None  # INFINITE: no limit
+    v = _plain(label, value)
+    if v is None or v in _UINT32_SENTINELS:
+        return None
+    if v < 0:
+        raise ValueError(f"negative {label} {v:g}")
+    if v > maximum:
+        raise ValueError(f"{label} {v:g} above {maximum:.0f}")
+    return float(v)
+
+
+def when(field: str, value: object) -> float | None:
+    """An epoch time of a record: None when unset (0, ``set: false``, a sentinel);
+    ValueError naming the field when it is infinite, not finite, before 1970 or after
+    9999 (the record is skipped by name, as a negative time limit is)."""
+    label = field.replace("_", " ")
+    v = _plain(label, value)
+    if not v or v in _TIME_SENTINELS:
+        return None
+    if v < 0:
+        raise ValueError(f"{label} {v:g} before 1970")
+    if v >= _MAX_EPOCH:
+        raise ValueError(f"{label} {v:g} after year 9999")
+    return float(v)
 
 
 def base_state(value: str | list[str] | None) -> str:
@@ -277,11 +341,6 @@ def _tres_cached(text: str) -> tuple[tuple[str, float], ...]:
 def resources(text: str) -> Resources:
     """TRES → Resources without node/billing; memoised because a queue repeats a few shapes."""
     return dict(_tres_cached(text))
-
-
-@functools.lru_cache(maxsize=4096)
-def _hosts_cached(text: str) -> tuple[str, ...]:
-    return tuple(expand_hostlist(text))
 
 
 def _none_if(text: str, *empty: str) -> str | None:
@@ -350,7 +409,7 @@ def job_gpus(nodes: list[str], details: list[str] | None) -> dict[str, list[int]
     return out
 
 
-def _job(j: js.SqueueJob39) -> Job:
+def _job(j: js.SqueueJob39, budget: HostBudget) -> Job:
     state = job_state(j.job_state)
     array_job = num(j.array_job_id)
     task = num(j.array_task_id)
@@ -364,12 +423,13 @@ def _job(j: js.SqueueJob39) -> Job:
             array_task = j.array_task_string + (
                 f"%{int(limit)}" if limit and "%" not in j.array_task_string else ""
             )
-    limit_min = num(j.time_limit)
-    priority, node_count = num(j.priority), num(j.node_count)
-    _not_negative(time_limit=limit_min, priority=priority, node_count=node_count)
-    start = epoch(j.start_time)
+    limit_min = uint32("time_limit", j.time_limit)
+    priority = uint32("priority", j.priority)
+    node_count = uint32("node_count", j.node_count, MAX_NODES_REQUESTED)
+    submit, eligible = when("submit_time", j.submit_time), when("eligible_time", j.eligible_time)
+    start, end = when("start_time", j.start_time), when("end_time", j.end_time)
     nodes_text = j.nodes
-    nodes = list(_hosts_cached(nodes_text)) if nodes_text and state != PENDING else []
+    nodes = budget.expand(nodes_text) if nodes_text and state != PENDING else []
     return Job(
         id=str(j.job_id),
         name=j.name or "",
@@ -383,10 +443,10 @@ def _job(j: js.SqueueJob39) -> Job:
         request=_with_gpus(resources(j.tres_req_str or ""), j),
         nodes_requested=int(node_count or 1),
         time_limit=limit_min * 60 if limit_min is not None else None,
-        submit_time=epoch(j.submit_time) or 0.0,
-        eligible_time=epoch(j.eligible_time),
+        submit_time=submit or 0.0,
+        eligible_time=eligible,
         start_time=start if state != PENDING else None,
-        end_time=epoch(j.end_time) if state != PENDING else None,
+        end_time=end if state != PENDING else None,
         priority=priority,
         reason=_none_if(j.state_reason, "None"),
         # A pending job's start_time is Slurm's own (backfill) estimate.
@@ -400,21 +460,30 @@ def _job(j: js.SqueueJob39) -> Job:
     )
 
 
-def _jobs39(items: list[js.SqueueJob39], warnings: list[str]) -> list[Job]:
+def _jobs39(items: list[js.SqueueJob39], info: Decoded) -> list[Job]:
     out: list[Job] = []
     bad: list[str] = []
+    budget = HostBudget("squeue")
     for j in items:
         try:
-            out.append(_job(j))
+            out.append(_job(j, budget))
         except (ParseError, ValueError, TypeError, OverflowError) as exc:
             bad.append(f"job {j.job_id}: {exc}")
-    _skipped("squeue", bad, warnings)
-    return _first_of_each_id(out, warnings)
+            info.refused.append(str(j.job_id))
+    skipped("squeue", bad, info.warnings)
+    return _first_of_each_id(out, info.warnings)
 
 
-def _skipped(what: str, bad: list[str], warnings: list[str]) -> None:
-    if bad:
-        warnings.append(f"{what}: skipped {len(bad)} record(s): {'; '.join(bad[:3])}"[:300])
+def skipped(what: str, bad: list[str], warnings: list[str], kind: str = "") -> None:
+    """One warning for the records skipped: how many, the first three reasons and how
+    many more. A bound being hit (a hostlist's, an answer's) is named first, wherever
+    its record was: it says the answer was too large, which a fourth reason would hide."""
+    if not bad:
+        return
+    first = sorted(bad, key=lambda why: BOUND not in why)  # stable: the rest in order
+    shown = "; ".join(why[:200] for why in first[:3])
+    more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
+    warnings.append(f"{what}: skipped {len(bad)} {kind}record(s): {shown}{more}")
 
 
 def _first_of_each_id(jobs: list[Job], warnings: list[str]) -> list[Job]:
@@ -438,7 +507,20 @@ def _first_of_each_id(jobs: list[Job], warnings: list[str]) -> list[Job]:
     return out
 
 
-def _jobs38(items: list[js.SqueueJob38], warnings: list[str] | None = None) -> list[Job]:
+def _numbers38(j: js.SqueueJob38) -> tuple[float | None, float | None, float | None]:
+    """A 22.05 record's time limit, priority and node count off the fast path: a
+    sentinel is no value; a value Slurm cannot hold is ValueError by name."""
+    return (uint32("time_limit", j.time_limit), uint32("priority", j.priority),
+            uint32("node_count", j.node_count, MAX_NODES_REQUESTED))
+
+
+def _times38(j: js.SqueueJob38) -> tuple[float | None, ...]:
+    """A 22.05 record's four times off the fast path (``when``: ValueError by name)."""
+    return (when("submit_time", j.submit_time), when("eligible_time", j.eligible_time),
+            when("start_time", j.start_time), when("end_time", j.end_time))
+
+
+def _jobs38(items: list[js.SqueueJob38], info: Decoded | None = None) -> list[Job]:
     """The 22.05 jobs, where every number is plain: the hot path at 100k jobs.
 
     Per job only what differs per job is done here; TRES strings and hostlists, of
@@ -446,7 +528,7 @@ def _jobs38(items: list[js.SqueueJob38], warnings: list[str] | None = None) -> l
     out: list[Job] = []
     append = out.append
     requests: dict[str, Resources] = {}
-    hostlists: dict[str, list[str]] = {}
+    budget = HostBudget("squeue")
     states = _STATES
     bad: list[str] = []
     for j in items:
@@ -457,14 +539,17 @@ def _jobs38(items: list[js.SqueueJob38], warnings: list[str] | None = None) -> l
             request = requests.get(tres)
             if request is None:
                 request = requests[tres] = dict(_tres_cached(tres))
-            limit = j.time_limit
-            priority = j.priority
-            if (limit is not None and limit < 0) or (priority is not None and priority < 0) \
-                    or (j.node_count is not None and j.node_count < 0):
-                _not_negative(time_limit=limit, priority=priority, node_count=j.node_count)
+            limit, priority, count = j.time_limit, j.priority, j.node_count
+            if (limit is not None and not 0 <= limit <= _UINT32_MAX) \
+                    or (priority is not None and not 0 <= priority <= _UINT32_MAX) \
+                    or (count is not None and not 0 <= count <= MAX_NODES_REQUESTED):
+                limit, priority, count = _numbers38(j)
+            submit, eligible, start, end = j.submit_time, j.eligible_time, j.start_time, j.end_time
+            if not (0 <= (submit or 0) < _SENTINEL and 0 <= (eligible or 0) < _SENTINEL
+                    and 0 <= (start or 0) < _SENTINEL and 0 <= (end or 0) < _SENTINEL):
+                submit, eligible, start, end = _times38(j)
             reason = j.state_reason
             dependency = j.dependency
-            submit = j.submit_time
             # At most 15 keywords: CPython compiles a call with more into one that builds
             # a dict of them first, which doubles what a Job costs. The fields that are
             # only set for some jobs (running, pending, array) are assigned below instead.
@@ -477,29 +562,27 @@ def _jobs38(items: list[js.SqueueJob38], warnings: list[str] | None = None) -> l
                 partition=j.partition or None,
                 state=state,
                 request=request.copy(),  # each Job owns its dict: callers may update it
-                nodes_requested=j.node_count or 1,
-                time_limit=limit * 60.0 if limit is not None and limit < _SENTINEL else None,
+                nodes_requested=int(count or 1),
+                time_limit=limit * 60.0 if limit is not None else None,
                 submit_time=float(submit) if submit else 0.0,
-                eligible_time=float(j.eligible_time) if j.eligible_time else None,
-                priority=float(priority) if priority is not None and priority < _SENTINEL else None,
+                eligible_time=float(eligible) if eligible else None,
+                priority=float(priority) if priority is not None else None,
                 reason=None if not reason or reason == "None" else reason,
                 dependency=None if not dependency or dependency == "(null)" else dependency,
             )
             if state == PENDING:
-                if j.start_time:
+                if start:
                     # A pending job's start_time is Slurm's own (backfill) estimate.
-                    job.estimated_start = float(j.start_time)
+                    job.estimated_start = float(start)
             else:
-                if j.start_time:
-                    job.start_time = float(j.start_time)
-                if j.end_time:
-                    job.end_time = float(j.end_time)
+                if start:
+                    job.start_time = float(start)
+                if end:
+                    job.end_time = float(end)
                 text = j.nodes
                 if text:
-                    hosts = hostlists.get(text)
-                    if hosts is None:
-                        hosts = hostlists[text] = list(_hosts_cached(text))
-                    job.nodes = hosts.copy()
+                    hosts = budget.expand(text)
+                    job.nodes = hosts
                     if j.gres_detail:
                         job.gpus = job_gpus(hosts, j.gres_detail)
             if j.array_job_id:
@@ -516,11 +599,13 @@ def _jobs38(items: list[js.SqueueJob38], warnings: list[str] | None = None) -> l
                 job.exclusive = True
         except (ParseError, ValueError, TypeError, OverflowError) as exc:
             bad.append(f"job {j.job_id}: {exc}")
+            if info is not None:
+                info.refused.append(str(j.job_id))
             continue
         append(job)
-    if warnings is not None:
-        _skipped("squeue", bad, warnings)
-        return _first_of_each_id(out, warnings)
+    if info is not None:
+        skipped("squeue", bad, info.warnings)
+        return _first_of_each_id(out, info.warnings)
     return out
 
 
@@ -587,8 +672,8 @@ def _one_pass(data: bytes, hint: int) -> tuple[list[Job], Decoded] | None:
         raise SlurmReportedError(f"squeue: {info.errors[0]}")
     with gc_paused():
         if version == 38:
-            return _jobs38(doc.jobs or [], info.warnings), info
-        return _jobs39(doc.jobs or [], info.warnings), info
+            return _jobs38(doc.jobs or [], info), info
+        return _jobs39(doc.jobs or [], info), info
 
 
 def decode_squeue(data: bytes) -> tuple[list[Job], Decoded]:
@@ -602,8 +687,8 @@ def decode_squeue(data: bytes) -> tuple[list[Job], Decoded]:
     items = _payload(env.jobs, decoder, "squeue", info)
     with gc_paused():
         if info.version == 38:
-            return _jobs38(items, info.warnings), info
-        return _jobs39(items, info.warnings), info
+            return _jobs38(items, info), info
+        return _jobs39(items, info), info
 
 
 # ---- sinfo -------------------------------------------------------------------------
@@ -706,7 +791,7 @@ def _nodes(recs: list[Any], info: Decoded, flags: bool) -> list[Node]:
             )
         except (ParseError, ValueError, TypeError) as exc:
             bad.append(f"node {n.name}: {exc}")
-    _skipped("sinfo", bad, info.warnings)
+    skipped("sinfo", bad, info.warnings)
     return out
 
 
@@ -759,7 +844,7 @@ def decode_sinfo(data: bytes) -> tuple[list[Node], Decoded, bool]:
                 )
             if part and part not in node.partitions:
                 node.partitions.append(part)
-    _skipped("sinfo", bad, info.warnings)
+    skipped("sinfo", bad, info.warnings)
     return list(by_name.values()), info, False
 
 
@@ -779,17 +864,17 @@ def _acct_tres(items: list[js.AcctTres] | None) -> Resources:
     return out
 
 
-def _acct_job(j: js.AcctJob) -> Job:
+def _acct_job(j: js.AcctJob, budget: HostBudget) -> Job:
     t = j.time or js.AcctTime()
     state = job_state(j.state.current if j.state else None)
-    limit = num(t.limit)
+    limit, priority = uint32("time_limit", t.limit), uint32("priority", j.priority)
     arr = j.array or js.AcctArray()
     array_job = num(arr.job_id)
     task = num(arr.task_id)
     tres = j.tres or js.AcctTresSet()
     wanted = tres.requested or tres.allocated
-    node_count = next((num(t.count) for t in wanted or () if t.type == "node"), None)
-    _not_negative(time_limit=limit, priority=num(j.priority), node_count=node_count)
+    node_count = next((t.count for t in wanted or () if t.type == "node"), None)
+    node_count = uint32("node_count", node_count, MAX_NODES_REQUESTED)
     return Job(
         id=str(j.job_id),
         name=j.name or "",
@@ -803,12 +888,12 @@ def _acct_job(j: js.AcctJob) -> Job:
         request=_acct_tres(wanted),
         nodes_requested=int(node_count or 1),
         time_limit=limit * 60 if limit is not None else None,
-        submit_time=epoch(t.submission) or 0.0,
-        eligible_time=epoch(t.eligible),
-        start_time=epoch(t.start),
-        end_time=epoch(t.end),
-        priority=num(j.priority),
-        nodes=list(_hosts_cached(j.nodes)) if j.nodes and j.nodes != "None assigned" else [],
+        submit_time=when("submit_time", t.submission) or 0.0,
+        eligible_time=when("eligible_time", t.eligible),
+        start_time=when("start_time", t.start),
+        end_time=when("end_time", t.end),
+        priority=priority,
+        nodes=budget.expand(j.nodes) if j.nodes and j.nodes != "None assigned" else [],
         constraint=j.constraints or None,
     )
 
@@ -818,12 +903,13 @@ def decode_sacct(data: bytes) -> tuple[list[Job], Decoded]:
     env, info = _open(data, "sacct")
     out: list[Job] = []
     bad: list[str] = []
+    budget = HostBudget("sacct")
     for j in _payload(env.jobs, _sacct, "sacct", info):
         try:
-            out.append(_acct_job(j))
+            out.append(_acct_job(j, budget))
         except (ParseError, ValueError, TypeError, OverflowError) as exc:
             bad.append(f"job {j.job_id}: {exc}")
-    _skipped("sacct", bad, info.warnings)
+    skipped("sacct", bad, info.warnings)
     return out, info
 
 

@@ -20,8 +20,8 @@ from quotatop.collectors.model import (
 from quotatop.collectors.model import Job as ModelJob
 from quotatop.collectors.slurm.durations import parse_duration
 from quotatop.collectors.slurm.errors import ParseError
-from quotatop.collectors.slurm.hostlist import expand_hostlist
-from quotatop.collectors.slurm.json_decode import job_state, resources
+from quotatop.collectors.slurm.hostlist import HostBudget
+from quotatop.collectors.slurm.json_decode import job_state, resources, skipped
 from quotatop.collectors.slurm.sacctmgr import Assoc, QosRow
 from quotatop.collectors.slurm.sprio import SprioRow
 from quotatop.collectors.slurm.sshare import ShareRow
@@ -186,10 +186,15 @@ def attach_priority(jobs: list[ModelJob], rows: list[SprioRow]) -> list[ModelJob
     return out
 
 
-def merge_history(live: list[ModelJob], history: list[ModelJob]) -> list[ModelJob]:
+def merge_history(
+    live: list[ModelJob], history: list[ModelJob], refused: Iterable[str] = ()
+) -> list[ModelJob]:
     """Finished jobs from sacct that squeue no longer shows (one record per id: the
-    latest run; earlier runs of a requeued job are counted in meta instead)."""
+    latest run; earlier runs of a requeued job are counted in meta instead). A job whose
+    squeue record was ``refused`` (named in a warning) is not one squeue no longer
+    shows: its history would stand in for the refused record, unnamed."""
     have = {j.id for j in live}
+    have.update(refused)
     latest: dict[str, ModelJob] = {}
     for j in history:
         if j.id in have or j.state not in TERMINAL_STATES:
@@ -200,6 +205,30 @@ def merge_history(live: list[ModelJob], history: list[ModelJob]) -> list[ModelJo
     return live + list(latest.values())
 
 
+def on_known_nodes(
+    jobs: list[ModelJob], known: set[str], warnings: list[str]
+) -> tuple[list[ModelJob], list[str]]:
+    """The jobs whose nodes are all among the cluster's (sinfo's ``known``), and the
+    ids of those refused, named in one warning: a job cannot run on a node the cluster
+    does not have, so such a list is a broken answer (and a job's list is bounded by
+    the cluster's own node count). No check while sinfo has answered nothing."""
+    if not known:
+        return jobs, []
+    kept: list[ModelJob] = []
+    bad: list[str] = []
+    refused: list[str] = []
+    for j in jobs:
+        unknown = [n for n in j.nodes if n not in known] if j.nodes else ()
+        if unknown:
+            bad.append(f"job {j.id}: runs on {len(unknown)} node(s) sinfo does not list "
+                       f"({', '.join(unknown[:2])}{', …' if len(unknown) > 2 else ''})")
+            refused.append(j.id)
+        else:
+            kept.append(j)
+    skipped("squeue", bad, warnings)
+    return kept, refused
+
+
 def preempted_runs(history: list[ModelJob]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for j in history:
@@ -208,8 +237,11 @@ def preempted_runs(history: list[ModelJob]) -> dict[str, int]:
     return counts
 
 
-def job_from_text(r: dict[str, str], tz: dt.tzinfo | None = None) -> ModelJob:
-    """A job from ``squeue -O`` text, for Slurm builds without --json."""
+def job_from_text(
+    r: dict[str, str], tz: dt.tzinfo | None = None, budget: HostBudget | None = None
+) -> ModelJob:
+    """A job from ``squeue -O`` text, for Slurm builds without --json; its node list
+    counted against ``budget``, the answer's (one of its own when None)."""
     state = job_state(r["State"])
     array_task = r["ArrayTaskID"] if r["ArrayTaskID"] not in ("N/A", "") else None
     start = parse_timestamp(r["StartTime"], tz)
@@ -237,7 +269,7 @@ def job_from_text(r: dict[str, str], tz: dt.tzinfo | None = None) -> ModelJob:
         priority=to_float(r["PriorityLong"], "squeue priority"),
         reason=r["Reason"] if r["Reason"] not in ("None", "") else None,
         estimated_start=start if state == PENDING else None,
-        nodes=expand_hostlist(nodes) if state != PENDING else [],
+        nodes=(budget or HostBudget("squeue")).expand(nodes) if state != PENDING else [],
         dependency=r["Dependency"] if r["Dependency"] not in ("(null)", "") else None,
         constraint=r["Feature"] if r["Feature"] not in ("(null)", "") else None,
         exclusive=r["OverSubscribe"] == "NO",  # NO = --exclusive; OK/YES/USER/MCS otherwise

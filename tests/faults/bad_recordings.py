@@ -4,10 +4,12 @@
 * ``foreign``: another application's SQLite file (optionally in WAL mode);
 * ``corrupt``: garbage over the page that holds the schema, so that the file is an
   SQLite file whose tables cannot be read;
+* ``frame-time``: a good recording whose last frame's time is 1e308 (``frame_time``:
+  any time), a number no clock can show;
 * ``damaged_frame``: a recording that opens (its last frame reads) but one frame in
   the middle has garbage for its bytes, so a replay fails only when it gets there.
 
-The first three are refused when the file is opened; the last one opens.
+The first four are refused when the file is opened; the last one opens.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from tui_fixtures import T0, snapshot
 
 from quotatop.recording.store import Recorder
 
-FAULTS = ("truncated", "foreign", "foreign-wal", "corrupt")
+FAULTS = ("truncated", "foreign", "foreign-wal", "corrupt", "frame-time")
 
 
 def good(path: Path, frames: int = 20) -> Path:
@@ -81,6 +83,15 @@ def damaged_frame(path: Path, frame: int = 12, frames: int = 20) -> Path:
     return path
 
 
+def frame_time(path: Path, t: float = 1e308) -> Path:
+    """A good recording whose last frame is stamped ``t`` (the frames table's time)."""
+    good(path)
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE frames SET t = ? WHERE seq = (SELECT MAX(seq) FROM frames)", (t,))
+    con.close()
+    return path
+
+
 def make(fault: str, path: Path) -> Path:
     """One of FAULTS, written to ``path``."""
     if fault == "truncated":
@@ -91,4 +102,6 @@ def make(fault: str, path: Path) -> Path:
         return foreign(path, wal=True)
     if fault == "corrupt":
         return corrupt(path)
+    if fault == "frame-time":
+        return frame_time(path)
     raise ValueError(f"unknown recording fault {fault!r} (known: {', '.join(FAULTS)})")

@@ -51,6 +51,10 @@ IMPOSSIBLE = {
     "huge-value": _matrix(({"namespace": "a"}, [[1.0, "1e308"]]), _B),
     "huge-time": _matrix(({"namespace": "a"}, [[1e308, "7"]]), _B),
     "negative-value": _matrix(({"namespace": "a"}, [[1.0, "7"], [2.0, "-4"]]), _B),
+    # Prometheus's own spellings of the non-finite values (#35 X2: the team vanished).
+    "inf-value": _matrix(({"namespace": "a"}, [[1.0, "7"], [2.0, "+Inf"]]), _B),
+    "minus-inf-value": _matrix(({"namespace": "a"}, [[1.0, "-Inf"]]), _B),
+    "nan-value": _matrix(({"namespace": "a"}, [[1.0, "NaN"]]), _B),
     # The same labels twice (Prometheus never answers so): the second is refused.
     "duplicate-series": _matrix(({"namespace": "a"}, [[1.0, "7"]]), _B,
                                 ({"namespace": "a"}, [[1.0, "9000"]])),
