@@ -75,7 +75,8 @@ def history_trace(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[float 
     from quotatop.tui_launch import source_words
 
     cfg = load_config(args.config)
-    kind, _ = source_words(args.source or [cfg.source], cfg.source, args.recording)
+    kind, _ = source_words(args.source or [cfg.source], cfg.source,
+                           getattr(args, "recording", None))
     if kind != "slurm":
         raise UserError(f"advise --history takes --source slurm (sacct keeps the period's "
                         f"jobs); for {kind}, export a trace and pass --trace")

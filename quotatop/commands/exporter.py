@@ -353,7 +353,7 @@ def build(args: argparse.Namespace) -> Exporter:
     from quotatop.tui_launch import source_words
 
     cfg = load_config(args.config)
-    kind, path = source_words(args.source, cfg.source, args.recording)
+    kind, path = source_words(args.source, cfg.source, getattr(args, "recording", None))
     opts = source_options(cfg, args, kind, path, refresh=args.refresh)
     try:  # the config's [incidents] thresholds, as the other commands read them
         incidents = msgspec.convert(cfg.incidents or {}, IncidentConfig)

@@ -219,7 +219,7 @@ def snapshot_frame(args: argparse.Namespace) -> tuple[Any, tuple[float, float] |
     from quotatop.tui_launch import source_words
 
     cfg = load_config(args.config)
-    kind, path = source_words(args.source, cfg.source, args.recording)
+    kind, path = source_words(args.source, cfg.source, getattr(args, "recording", None))
     if args.at is not None and kind not in ("replay", "demo"):
         raise UserError("--at applies to a timeline only: --source replay FILE or demo [FILE]")
     # A demo scenario plays on by itself; as a timeline it can be stopped at a frame.

@@ -28,7 +28,7 @@ def make_source(args: argparse.Namespace) -> Collector:
     from quotatop.config import load_config
     from quotatop.sources import open_source
 
-    if args.recording is not None:  # a flag every source-opening command shares
+    if getattr(args, "recording", None) is not None:  # a flag every source command shares
         raise UserError("--recording: record reads a cluster and writes --out FILE; "
                         "it does not read a recording")
     cfg = load_config(args.config)

@@ -152,7 +152,7 @@ def gather(args: argparse.Namespace) -> Report:
     from quotatop.tui_launch import source_words
 
     cfg = load_config(args.config)
-    kind, path = source_words(args.source or ["demo"], cfg.source, args.recording)
+    kind, path = source_words(args.source or ["demo"], cfg.source, getattr(args, "recording", None))
     prices = load_prices(args.prices, cfg)
     span = _duration(args.since)
     # Whole seconds, as Slurm keeps every start and end: a fractional "now" counted a

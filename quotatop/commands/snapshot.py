@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     from quotatop.tui_launch import source_words
 
     cfg = load_config(args.config)
-    kind, path = source_words(args.source, cfg.source, args.recording)
+    kind, path = source_words(args.source, cfg.source, getattr(args, "recording", None))
     collector = open_source(kind, source_options(cfg, args, kind, path))
     try:
         snap = collect_showing_progress(collector)
