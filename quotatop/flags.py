@@ -68,7 +68,16 @@ def seconds(hi: float = MAX_SECONDS) -> Callable[[str], float]:
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """Parser errors as one line (``quotatop: …``) and exit 2, as every other bad input."""
+    """Parser errors as one line (``quotatop: …``) and exit 2, as every other bad input.
+
+    No abbreviations: a flag is written whole. argparse matches prefixes against the
+    top-level parser's flags too, before the command's own, so a new flag anywhere made
+    an old one ambiguous (``simulate --record F`` broke when ``--recording`` joined
+    ``--record-dir`` at the top), and a prefix could silently mean another flag."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         import sys

@@ -45,7 +45,7 @@ def add_source_flags(p: argparse.ArgumentParser) -> None:
                    help=f"prometheus: its base URL (default ${PROMETHEUS_URL_ENV}, which "
                         "keeps a password in it out of `ps`)")
     # The recording as a flag too: ``--source replay FILE`` and ``--source replay
-    # --recording FILE`` are the same to every command (tui_launch.source_words).
+    # --recording FILE`` are the same to every command (source_words below).
     g.add_argument("--recording", metavar="FILE",
                    help="replay, live: the recording (the same as --source replay FILE)")
     g.add_argument("--poller-pidfile", metavar="FILE",
@@ -95,3 +95,30 @@ def source_options(cfg: Any, args: argparse.Namespace, kind: str, path: str | No
         raise UserError(f"--source {kind} needs a file: --source {kind} FILE "
                         f"(or sources.{kind}.recording in the config)")
     return opts
+
+
+def source_words(source: list[str] | None, default: str,
+                 recording: str | None = None) -> tuple[str, str | None]:
+    """``--source KIND [FILE]`` as (kind, file); every command reads it this way.
+    ``recording`` is ``--recording FILE``, the same file by a flag (issue #32: one form
+    for every command, both accepted)."""
+    from quotatop.collectors.errors import UserError
+    from quotatop.sources import SOURCES
+
+    words = list(source or [])
+    if len(words) > 2:
+        raise UserError(f"--source {' '.join(words)}: expected a kind and at most one file")
+    kind = words[0] if words else default
+    if kind not in SOURCES:
+        raise UserError(f"--source {kind}: unknown source (choose from {', '.join(SOURCES)})")
+    path = words[1] if len(words) > 1 else None
+    if recording is not None:
+        if kind not in ("replay", "live"):
+            raise UserError(f"--recording applies to --source replay or live only, not {kind}")
+        if path is not None and path != recording:
+            raise UserError(f"--source {kind} {path} and --recording {recording}: "
+                            "two recordings; give one")
+        path = recording
+    if path and kind not in ("demo", "replay", "live"):
+        raise UserError(f"--source {kind} takes no file argument")
+    return kind, path

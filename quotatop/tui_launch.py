@@ -17,10 +17,9 @@ from quotatop.collectors.model import Snapshot
 from quotatop.commands.snapshot import collect_showing_progress
 from quotatop.config import load_config
 from quotatop.review.report import Prices, parse_prices
-from quotatop.source_flags import source_options
+from quotatop.source_flags import source_options, source_words
 from quotatop.sources import (
     CLUSTER_SOURCES,
-    SOURCES,
     SourceOptions,
     open_source,
     refuse_empty,
@@ -38,30 +37,6 @@ class Launch:
     record_dir: Path | None
     export_dir: Path | None = None  # e/E exports, ctrl+s screenshots; None: the cwd
     prices: Prices | None = None  # the config's [prices], for the Report screen (m)
-
-
-def source_words(source: list[str] | None, default: str,
-                 recording: str | None = None) -> tuple[str, str | None]:
-    """``--source KIND [FILE]`` as (kind, file); every command reads it this way.
-    ``recording`` is ``--recording FILE``, the same file by a flag (issue #32: one form
-    for every command, both accepted)."""
-    words = list(source or [])
-    if len(words) > 2:
-        raise UserError(f"--source {' '.join(words)}: expected a kind and at most one file")
-    kind = words[0] if words else default
-    if kind not in SOURCES:
-        raise UserError(f"--source {kind}: unknown source (choose from {', '.join(SOURCES)})")
-    path = words[1] if len(words) > 1 else None
-    if recording is not None:
-        if kind not in ("replay", "live"):
-            raise UserError(f"--recording applies to --source replay or live only, not {kind}")
-        if path is not None and path != recording:
-            raise UserError(f"--source {kind} {path} and --recording {recording}: "
-                            "two recordings; give one")
-        path = recording
-    if path and kind not in ("demo", "replay", "live"):
-        raise UserError(f"--source {kind} takes no file argument")
-    return kind, path
 
 
 def resolve(args: argparse.Namespace) -> Launch:

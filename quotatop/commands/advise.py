@@ -72,7 +72,7 @@ def history_trace(args: argparse.Namespace) -> tuple[Any, dict[str, tuple[float 
     from quotatop.config import load_config
     from quotatop.recording.store import parse_duration
     from quotatop.review.period_trace import current_quotas, period_trace
-    from quotatop.tui_launch import source_words
+    from quotatop.source_flags import source_words
 
     cfg = load_config(args.config)
     kind, _ = source_words(args.source or [cfg.source], cfg.source,

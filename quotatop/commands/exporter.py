@@ -349,8 +349,8 @@ def build(args: argparse.Namespace) -> Exporter:
     """The exporter for the parsed flags, its source opened (UserError on bad input)."""
     from quotatop.config import load_config
     from quotatop.incidents import IncidentConfig
+    from quotatop.source_flags import source_words
     from quotatop.sources import open_source
-    from quotatop.tui_launch import source_words
 
     cfg = load_config(args.config)
     kind, path = source_words(args.source, cfg.source, getattr(args, "recording", None))

@@ -215,8 +215,8 @@ def snapshot_frame(args: argparse.Namespace) -> tuple[Any, tuple[float, float] |
     (replay, demo), else None."""
     from quotatop.collectors.base import driven_as_timeline
     from quotatop.config import load_config
+    from quotatop.source_flags import source_words
     from quotatop.sources import open_source
-    from quotatop.tui_launch import source_words
 
     cfg = load_config(args.config)
     kind, path = source_words(args.source, cfg.source, getattr(args, "recording", None))

@@ -149,7 +149,7 @@ def gather_slurm(args: argparse.Namespace, cfg: Any, since: float, until: float)
 
 def gather(args: argparse.Namespace) -> Report:
     from quotatop.config import load_config
-    from quotatop.tui_launch import source_words
+    from quotatop.source_flags import source_words
 
     cfg = load_config(args.config)
     kind, path = source_words(args.source or ["demo"], cfg.source, getattr(args, "recording", None))

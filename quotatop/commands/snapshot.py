@@ -86,8 +86,8 @@ def collect_showing_progress(collector: Any, out: TextIO = sys.stderr) -> Any:
 def run(args: argparse.Namespace) -> int:
     from quotatop.collectors.model import to_json
     from quotatop.config import load_config
+    from quotatop.source_flags import source_words
     from quotatop.sources import open_source, refuse_empty
-    from quotatop.tui_launch import source_words
 
     cfg = load_config(args.config)
     kind, path = source_words(args.source, cfg.source, getattr(args, "recording", None))
