@@ -21,10 +21,9 @@ from typing import Any
 
 from quotatop.collectors import procgroups
 from quotatop.collectors.errors import UserError
-from quotatop.collectors.untrusted import redact_url
 from quotatop.commands.web_sessions import DEFAULT_MAX_SESSIONS, make_server
 from quotatop.flags import number
-from quotatop.source_flags import add_source_flags
+from quotatop.source_flags import add_source_flags, url_flag
 
 # (flag, nargs, metavar, help), nargs and metavar as argparse takes them.
 Flag = tuple[str, int | str | None, str | tuple[str, ...] | None, str | None]
@@ -167,10 +166,6 @@ def public_url(host: str, port: int) -> str:
 def run(args: argparse.Namespace) -> int:
     host: str = args.host
     port = int(args.port)
-    # textual-serve derives the websocket URL by swapping the scheme's "http" for "ws".
-    if args.public_url is not None and not args.public_url.startswith(("http://", "https://")):
-        raise UserError(f"web: --public-url {redact_url(args.public_url)!r} "
-                        "is not an http(s) URL")
     argv, tui = tui_argv(args)
     max_sessions = args.max_sessions
     if max_sessions is None:
@@ -206,7 +201,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "reachable from the network, unauthenticated)")
     p.add_argument("--port", type=number(1, 65535, integer=True), default=8000,
                    help="TCP port (default 8000)")
-    p.add_argument("--public-url", metavar="URL", default=None,
+    # An http(s) URL with a host and a port in range (url_flag): textual-serve derives
+    # the websocket URL by swapping the scheme's "http" for "ws".
+    p.add_argument("--public-url", metavar="URL", default=None, type=url_flag("--public-url"),
                    help="the URL browsers reach the server at, when not http://HOST:PORT "
                         "(a reverse proxy; default for 0.0.0.0 is this host's name)")
     p.add_argument("--max-sessions", type=number(1, 1000, integer=True), default=None,
