@@ -53,13 +53,6 @@ def forwarded_flags() -> list[Flag]:
     return [*TUI_FLAGS, *source]
 
 
-# Sources read from a local file: opening one is cheap and checks the file, so a bad
-# scenario or recording fails here in one line instead of in every browser tab. Other
-# sources are not opened here (the cluster ones would reach out to the cluster); one that
-# fails shows its banner in the TUI, as it does in a terminal.
-_FILE_SOURCES = ("demo", "replay")
-
-
 class _Forward(argparse.Action):
     """Keeps the words of a TUI flag, in order, in ``namespace.forward``."""
 
@@ -96,13 +89,14 @@ def tui_argv(args: argparse.Namespace) -> tuple[list[str], argparse.Namespace]:
 
 
 def _check_source(tui: argparse.Namespace) -> None:
-    """What `quotatop` would refuse at once (config, source, numbers, files), refused now."""
-    from quotatop.sources import open_source
-    from quotatop.tui_launch import resolve
+    """What `quotatop` would refuse at once, refused now, before any page is served:
+    the config, the source and its flags, a missing file (scenario, recording,
+    kubeconfig), a cluster that does not answer. Each session would otherwise fail the
+    same way, on a blank page, with the reason only in this server's log."""
+    from quotatop.tui_launch import open_launch, resolve
 
-    launch = resolve(tui)  # config file, --source words, --refresh: UserError on bad input
-    if launch.kind in _FILE_SOURCES:
-        open_source(launch.kind, launch.options).close()
+    source, _ = open_launch(resolve(tui))
+    source.close()
 
 
 def _is_loopback(host: str, port: int) -> bool:
