@@ -17,6 +17,7 @@ from quotatop.collectors.untrusted import printable
 from quotatop.commands import COMMANDS
 from quotatop.flags import OneLineParser, seconds
 from quotatop.source_flags import add_config_flags, add_source_flags
+from quotatop.std_streams import ClosedOutput, guard_closed_streams
 
 
 def _cmd_tui(args: argparse.Namespace) -> int:
@@ -104,6 +105,7 @@ def check_config(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    guard_closed_streams()  # `quotatop … >&-`: std_streams.py
     parser = build_parser()
     try:
         try:
@@ -136,6 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (`| head -1`): nothing is wrong and nothing is said.
         _stdout_to_devnull()
         return 0
+    except ClosedOutput as e:  # nothing to point at /dev/null: it is there already
+        print(f"quotatop: cannot write the output: {e.strerror}", file=sys.stderr)
+        return 2
     except OSError as e:
         if e.errno not in OUTPUT_FULL or e.filename is not None:
             raise  # not a write to a full standard output: a bug to see whole

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,6 +102,11 @@ def open_launch(launch: Launch, *,
 
 
 def run_tui(args: argparse.Namespace) -> int:
+    if sys.__stderr__ is None and not _in_web_session():
+        # Textual draws on the standard error quotatop started with; closed (`2>&-`),
+        # the TUI spun on a screen it could not write, deaf to SIGTERM. Nobody can read
+        # this line either (std_streams.py put /dev/null there): the exit status says it.
+        raise UserError("the TUI draws on standard error, which is closed")
     launch = resolve(args)
     # A `web` session has no terminal of its own to say it on (its stderr is the
     # server's) and its page would only close: it opens on the stale banner instead,

@@ -24,6 +24,7 @@ from quotatop.collectors.errors import UserError
 from quotatop.commands.web_sessions import DEFAULT_MAX_SESSIONS, make_server
 from quotatop.flags import number
 from quotatop.source_flags import add_source_flags, url_flag
+from quotatop.std_streams import ClosedOutput
 
 # (flag, nargs, metavar, help), nargs and metavar as argparse takes them.
 Flag = tuple[str, int | str | None, str | tuple[str, ...] | None, str | None]
@@ -174,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
                          max_sessions)
     try:
         server.serve()
+    except ClosedOutput:
+        raise  # its banner had no standard output to go to: cli.main says so
     except OSError as e:  # lost the race for the port since check_bind
         raise UserError(bind_message(host, port, e)) from None
     finally:
