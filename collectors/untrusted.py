@@ -215,6 +215,44 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+def url_problem(url: str) -> str | None:
+    """Why ``url`` is no http(s) URL to connect to (None: it is one), as one line that
+    quotes the URL with its credentials stripped (redact_url): a scheme http or https,
+    a host, a port (if given) from 1 to 65535. Checked where a URL is read (a flag, a
+    config key, a kubeconfig), so that http.client's ValueError (``Port out of
+    range``, ``Invalid IPv6 URL``) never surfaces as a traceback from a request."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises for a port that is no number or out of range
+    except ValueError as e:
+        why = _url_error(e)
+        if why is None:
+            # Not quoted at all: with no @, urlsplit takes "user:SECRET" for
+            # "host:port", and redact_url has no userinfo to strip.
+            return "the URL given is not a URL (its port is not a number)"
+        return f"{redact_url(url)!r} is not a URL ({why})"
+    shown = repr(redact_url(url))
+    if parts.scheme not in ("http", "https"):
+        return f"{shown} is not an http(s) URL"
+    if not parts.hostname:
+        return f"{shown} has no host"
+    if port == 0:
+        return f"{shown} has port 0 (a port is from 1 to 65535)"
+    return None
+
+
+def _url_error(e: ValueError) -> str | None:
+    """urllib's complaint in words of ours; None for a port that is not a number."""
+    text = str(e)
+    if text.startswith("Port could not be cast"):
+        return None
+    if text.startswith("Port out of range"):
+        return "port out of range 1-65535"
+    if "IPv6" in text:
+        return "an IPv6 address without its closing ]"
+    return "it does not parse"
+
+
 def redact_urls_in(text: str) -> str:
     """``text`` (a command line, a message) with every URL in it ``redact_url``-ed."""
     return _URL_IN_TEXT.sub(lambda m: redact_url(m.group()), text)

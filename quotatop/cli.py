@@ -8,6 +8,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from quotatop import __version__
 from quotatop.collectors import procgroups
@@ -16,6 +17,7 @@ from quotatop.collectors.untrusted import printable
 from quotatop.commands import COMMANDS
 from quotatop.flags import OneLineParser, seconds
 from quotatop.source_flags import add_config_flags, add_source_flags
+from quotatop.std_streams import ClosedOutput, guard_closed_streams
 
 
 def _cmd_tui(args: argparse.Namespace) -> int:
@@ -33,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--refresh", type=seconds(), default=None,
                    help="seconds between refreshes (default: refresh in the config, 2)")
     add_config_flags(p, top=True)
-    add_source_flags(p)
+    add_source_flags(p, top=True)
     p.add_argument("--record-dir", default=None,
                    help="where R records (default: [tui] record_dir, $XDG_STATE_HOME/quotatop)")
     p.set_defaults(func=_cmd_tui)
@@ -43,17 +45,79 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Namespace(argparse.Namespace):
+    """A Namespace that keeps what the top-level parser stored before the command's
+    name (``before``): argparse then copies the command's own values, defaults
+    included, over the same names, and a top-level flag vanished without a word."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.__dict__["before"] = {}
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "command" and value is not None:
+            self.__dict__["named"] = True
+        elif not self.__dict__.get("named"):
+            self.__dict__["before"][name] = value
+        super().__setattr__(name, value)
+
+
+# Top-level flags every command reads: --config is checked for all of them (check_config).
+_EVERYWHERE = frozenset({"config", "func", "command"})
+
+
+def check_top_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """UserError naming a flag given before the command's name that the command would
+    not read: one it does not take (``quotatop --ssh h simulate X``), or one whose
+    value its own parser replaced (``quotatop --source slurm predict``: predict's
+    default --source). ``web`` says it itself, with what to write (tui_argv)."""
+    command = getattr(args, "command", None)
+    if command is None or command == "web":
+        return
+    flags = {a.dest: a.option_strings[0] for a in parser._actions if a.option_strings}
+    for dest, value in vars(args).get("before", {}).items():
+        if dest in _EVERYWHERE or value is None or dest not in flags:
+            continue
+        takes = dest in _dests(parser, command)
+        if not takes or getattr(args, dest, None) != value:
+            raise UserError(f"{flags[dest]} given before `{command}`, which "
+                            + (f"reads its own: quotatop {command} {flags[dest]} …"
+                               if takes else "does not take it"))
+
+
+def _dests(parser: argparse.ArgumentParser, command: str) -> set[str]:
+    """The names a command's parser stores its flags under."""
+    for action in parser._actions:  # argparse lists its subparsers nowhere public
+        if isinstance(action, argparse._SubParsersAction):
+            return {a.dest for a in action.choices[command]._actions}
+    return set()
+
+
+def check_config(args: argparse.Namespace) -> None:
+    """A ``--config`` given is read and checked before any command runs (UserError in
+    one line when it is missing or malformed): every command accepts it, top-level or
+    after its name, and the ones that need no config (simulate, replay, advise --trace)
+    would otherwise accept a file that is not there and say nothing."""
+    if getattr(args, "config", None) is not None:
+        from quotatop.config import load_config
+
+        load_config(args.config)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    guard_closed_streams()  # `quotatop … >&-`: std_streams.py
     parser = build_parser()
     try:
         try:
-            args = parser.parse_args(argv)
+            args = parser.parse_args(argv, namespace=_Namespace())
         except SystemExit:  # --help, --version, or a flag refused: it ends as argparse says
             # argparse printed and leaves the flush to the interpreter's exit, where a
             # full standard output would pass unsaid (`--help > /dev/full` exited 0);
             # flushed here, a failure is the OSError below.
             sys.stdout.flush()
             raise
+        check_top_flags(parser, args)
+        check_config(args)
         # SIGHUP (the terminal closed) and SIGTERM kill the commands a source still
         # runs (collectors/procgroups.py) before the process goes as it would have.
         with procgroups.killing_on_signals():
@@ -74,6 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (`| head -1`): nothing is wrong and nothing is said.
         _stdout_to_devnull()
         return 0
+    except ClosedOutput as e:  # nothing to point at /dev/null: it is there already
+        print(f"quotatop: cannot write the output: {e.strerror}", file=sys.stderr)
+        return 2
     except OSError as e:
         if e.errno not in OUTPUT_FULL or e.filename is not None:
             raise  # not a write to a full standard output: a bug to see whole

@@ -18,6 +18,7 @@ import msgspec
 
 from quotatop.collectors.errors import UserError
 from quotatop.collectors.files import parse_toml, read_small_file
+from quotatop.collectors.untrusted import url_problem
 from quotatop.sources import SOURCES, SourceOptions, options_from_mapping
 
 Seconds = Annotated[float, msgspec.Meta(gt=0)]
@@ -216,6 +217,9 @@ def parse_config(text: bytes | str, where: str = "config") -> Config:
         key = place.rstrip("`").removeprefix("$.").removeprefix("$") or "top level"
         raise UserError(f"{where}: at {key}: {msg}") from None
     cfg.path = where
+    url = cfg.sources.prometheus.url
+    if url is not None and (problem := url_problem(url)) is not None:
+        raise UserError(f"{where}: at sources.prometheus.url: {problem}")
     if cfg.source not in SOURCES:
         raise UserError(
             f"{where}: at source: unknown source {cfg.source!r} (known: {', '.join(SOURCES)})"

@@ -6,14 +6,31 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from typing import Any
 
+from quotatop.collectors.untrusted import url_problem
 from quotatop.flags import seconds
 
 # The Prometheus URL may come from the environment instead of the command line, where
 # `ps` shows a password in it to every user of the machine; `quotatop web` hands it to
 # its sessions this way (quotatop/commands/web_sessions.py). The flag wins over it.
 PROMETHEUS_URL_ENV = "QUOTATOP_PROMETHEUS_URL"
+
+
+def url_flag(flag: str) -> Callable[[str], str]:
+    """An argparse type: an http(s) URL with a host and a port from 1 to 65535, refused
+    by the parser in one line naming ``flag`` (and nothing of the URL, which may hold a
+    password: collectors/untrusted.py url_problem)."""
+
+    def parse(text: str) -> str:
+        problem = url_problem(text)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(problem)
+        return text
+
+    parse.__name__ = f"URL for {flag}"
+    return parse
 
 
 def add_config_flags(p: argparse.ArgumentParser, *, top: bool = False) -> None:
@@ -31,47 +48,84 @@ def add_config_flags(p: argparse.ArgumentParser, *, top: bool = False) -> None:
                         "one by name, e.g. queue_storm")
 
 
-def add_source_flags(p: argparse.ArgumentParser) -> None:
+def add_source_flags(p: argparse.ArgumentParser, *, top: bool = False) -> None:
+    """The source flags, on the top-level parser (``top``) and on every command that
+    opens a source. A command's copies default to SUPPRESS, as add_config_flags', so
+    that ``quotatop --ssh HOST predict …`` keeps the HOST instead of argparse copying
+    the command's None over it."""
+    default = None if top else argparse.SUPPRESS
     g = p.add_argument_group("where the source is (flags win over the config file)")
-    g.add_argument("--ssh", metavar="HOST",
+    g.add_argument("--ssh", metavar="HOST", default=default,
                    help="slurm: run the Slurm commands on HOST via ssh (BatchMode)")
-    g.add_argument("--timeout", type=seconds(3600.0),
+    g.add_argument("--timeout", type=seconds(3600.0), default=default,
                    help="seconds per command or request (default 10)")
-    g.add_argument("--kubeconfig", help="k8s: the kubeconfig file")
-    g.add_argument("--context", help="k8s: the kubeconfig context")
-    g.add_argument("--namespace", metavar="NS[,NS…]",
+    g.add_argument("--kubeconfig", default=default, help="k8s: the kubeconfig file")
+    g.add_argument("--context", default=default, help="k8s: the kubeconfig context")
+    g.add_argument("--namespace", metavar="NS[,NS…]", default=default,
                    help="k8s: only these namespaces' teams and jobs (ClusterQueues stay whole)")
-    g.add_argument("--prometheus-url", metavar="URL",
+    g.add_argument("--prometheus-url", metavar="URL", type=url_flag("--prometheus-url"),
+                   default=default,
                    help=f"prometheus: its base URL (default ${PROMETHEUS_URL_ENV}, which "
                         "keeps a password in it out of `ps`)")
     # The recording as a flag too: ``--source replay FILE`` and ``--source replay
     # --recording FILE`` are the same to every command (source_words below).
-    g.add_argument("--recording", metavar="FILE",
+    g.add_argument("--recording", metavar="FILE", default=default,
                    help="replay, live: the recording (the same as --source replay FILE)")
-    g.add_argument("--poller-pidfile", metavar="FILE",
+    g.add_argument("--poller-pidfile", metavar="FILE", default=default,
                    help="live: the poller's pid file (record --pidfile); gone: poller stale")
+
+
+# Each flag that says where one kind of source is, and the sources it applies to. A
+# flag given with any other --source is refused by name, not silently left unused
+# (`predict --source slurm --scenario X` predicted the cluster and said nothing).
+APPLIES_TO: dict[str, tuple[str, tuple[str, ...]]] = {
+    "scenario": ("--scenario", ("demo",)),
+    "ssh": ("--ssh", ("slurm",)),
+    "timeout": ("--timeout", ("slurm", "k8s", "prometheus")),
+    "kubeconfig": ("--kubeconfig", ("k8s",)),
+    "context": ("--context", ("k8s",)),
+    "namespace": ("--namespace", ("k8s",)),
+    "prometheus_url": ("--prometheus-url", ("prometheus",)),
+    "poller_pidfile": ("--poller-pidfile", ("live",)),
+    "recording": ("--recording", ("replay", "live")),
+}
+
+
+def refuse_foreign_flags(args: argparse.Namespace, kind: str) -> None:
+    """UserError naming the first flag given that ``--source kind`` does not read, and
+    the sources it applies to."""
+    from quotatop.collectors.errors import UserError
+
+    for dest, (flag, kinds) in APPLIES_TO.items():
+        if getattr(args, dest, None) is not None and kind not in kinds:
+            raise UserError(f"{flag} applies to --source {_either(kinds)} only, not {kind}")
+
+
+def _either(kinds: tuple[str, ...]) -> str:
+    return kinds[0] if len(kinds) == 1 else f"{', '.join(kinds[:-1])} or {kinds[-1]}"
+
+
+def given_source_flags(args: argparse.Namespace) -> list[str]:
+    """The source flags given (for a command that opens no source, to refuse them)."""
+    return [flag for dest, (flag, _) in APPLIES_TO.items()
+            if getattr(args, dest, None) is not None]
 
 
 def source_overrides(args: argparse.Namespace, kind: str) -> dict[str, Any]:
     """The flags given, as SourceOptions overrides (None: not given, the file's value)."""
-    if getattr(args, "ssh", None) and kind != "slurm":
-        from quotatop.collectors.errors import UserError
-
-        raise UserError(f"--ssh applies to --source slurm only, not {kind}")
-    if getattr(args, "namespace", None) and kind != "k8s":
-        from quotatop.collectors.errors import UserError
-
-        raise UserError(f"--namespace applies to --source k8s only, not {kind}")
-    if getattr(args, "poller_pidfile", None) and kind != "live":
-        from quotatop.collectors.errors import UserError
-
-        raise UserError(f"--poller-pidfile applies to --source live only, not {kind}")
+    refuse_foreign_flags(args, kind)
     flags = {"ssh_host": "ssh", "timeout": "timeout", "kubeconfig": "kubeconfig",
              "context": "context", "prometheus_url": "prometheus_url",
              "live_pidfile": "poller_pidfile"}
     out = {key: getattr(args, flag, None) for key, flag in flags.items()}
     if out["prometheus_url"] is None:
         out["prometheus_url"] = os.environ.get(PROMETHEUS_URL_ENV) or None
+        if out["prometheus_url"] is not None and kind == "prometheus":
+            problem = url_problem(out["prometheus_url"])
+            if problem is not None:
+                from quotatop.collectors.errors import UserError
+
+                raise UserError(f"${PROMETHEUS_URL_ENV}: {problem}")
     if getattr(args, "namespace", None):
         out["namespaces"] = [n for n in args.namespace.split(",") if n.strip()] or None
     return out
@@ -86,6 +140,10 @@ def source_options(cfg: Any, args: argparse.Namespace, kind: str, path: str | No
     from quotatop.collectors.errors import UserError
 
     overrides = {**extra, **source_overrides(args, kind)}
+    if path and getattr(args, "scenario", None) is not None:
+        # Two scenarios, one of them silently unplayed: say which to drop.
+        raise UserError(f"--source demo {path} and --scenario "
+                        f"{args.scenario}: give the scenario once")
     if kind == "demo":
         overrides["scenario"] = path or getattr(args, "scenario", None)
     elif kind in ("replay", "live"):

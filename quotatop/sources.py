@@ -20,7 +20,7 @@ import msgspec
 from quotatop.collectors.base import Collector
 from quotatop.collectors.errors import UserError
 from quotatop.collectors.model import Snapshot
-from quotatop.collectors.untrusted import redact_url
+from quotatop.collectors.untrusted import url_problem
 from quotatop.simulation import DEMO_DATA
 
 # The one default demo: what `quotatop`, `snapshot --source demo` and `record --source demo` play.
@@ -221,9 +221,10 @@ def _prometheus(opts: SourceOptions) -> Collector:
     if not opts.prometheus_url:
         raise UserError("the prometheus source needs a URL: --prometheus-url URL, or url "
                         "under [sources.prometheus] in the config")
-    if not opts.prometheus_url.startswith(("http://", "https://")):
-        raise UserError(f"prometheus URL {redact_url(opts.prometheus_url)!r} "
-                        "is not an http(s) URL")
+    # The flag, the variable and the config key are each checked where they are read,
+    # naming themselves; this is for a caller that builds SourceOptions itself.
+    if (problem := url_problem(opts.prometheus_url)) is not None:
+        raise UserError(f"prometheus URL: {problem}")
     for env_field in ("prometheus_bearer_token_env", "prometheus_basic_password_env"):
         if (value := getattr(opts, env_field)) is not None and (not value or "=" in value):
             raise UserError(f"option {env_field} names an environment variable, not {value!r}")

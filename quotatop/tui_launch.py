@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from quotatop import __version__
+from quotatop.collectors.base import Collector
 from quotatop.collectors.errors import UserError
 from quotatop.collectors.model import Snapshot
 from quotatop.commands.snapshot import collect_showing_progress
@@ -64,23 +66,38 @@ def _in_web_session() -> bool:
     return os.environ.get("TEXTUAL_DRIVER") == DRIVER
 
 
-def run_tui(args: argparse.Namespace) -> int:
-    launch = resolve(args)
+def open_launch(launch: Launch, *,
+                refuse_unreachable: bool = True) -> tuple[Collector, Snapshot | None]:
+    """The source ``launch`` names, opened, and for a cluster its first snapshot. An
+    unreachable cluster is refused in one line (exit 2), as `snapshot` refuses it, not
+    shown as an empty TUI, unless ``refuse_unreachable`` is False. `quotatop` and
+    `quotatop web` (before it serves) both open a source this way, so that the same
+    flags fail the same way in a terminal and in a browser."""
     source = open_source(launch.kind, launch.options)
     first: Snapshot | None = None
     if launch.kind in CLUSTER_SOURCES:
-        # An unreachable cluster is refused here in one line (exit 2), as `snapshot`
-        # refuses it, not shown as an empty TUI; the TUI then opens on this snapshot.
-        # A `web` session has no terminal of its own to say it on (its stderr is the
-        # server's) and its page would only close: it opens on the stale banner instead,
-        # and keeps asking, as the TUI does when a cluster goes away later.
         try:
             first = collect_showing_progress(source)
-            if not _in_web_session():
+            if refuse_unreachable:
                 refuse_empty(launch.kind, first)
         except BaseException:
             source.close()
             raise
+    return source, first
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    if sys.__stderr__ is None and not _in_web_session():
+        # Textual draws on the standard error quotatop started with; closed (`2>&-`),
+        # the TUI spun on a screen it could not write, deaf to SIGTERM. Nobody can read
+        # this line either (std_streams.py put /dev/null there): the exit status says it.
+        raise UserError("the TUI draws on standard error, which is closed")
+    launch = resolve(args)
+    # A `web` session has no terminal of its own to say it on (its stderr is the
+    # server's) and its page would only close: it opens on the stale banner instead,
+    # and keeps asking, as the TUI does when a cluster goes away later. `web` itself
+    # refused a cluster unreachable when it started (commands/web.py _check_source).
+    source, first = open_launch(launch, refuse_unreachable=not _in_web_session())
     from quotatop.collectors.footprint import FootprintMeter
     from quotatop.tui.app import QuotatopApp
 

@@ -91,3 +91,53 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(command: str) -> None:
         proc.stderr.close()
     assert err == ""  # no traceback, no "Exception ignored"
     assert code in (0, 141, -13)  # done, or ended by SIGPIPE as a shell would
+
+
+def closed(fd: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """``python -m quotatop ARGV`` with its stdout (``fd`` "1") or stderr ("2") closed,
+    as ``quotatop … >&-`` runs it."""
+    return subprocess.run(["sh", "-c", f'exec "$@" {fd}>&-', "sh", sys.executable,
+                           "-m", "quotatop", *argv], capture_output=True, text=True,
+                          cwd=ROOT, stdin=subprocess.DEVNULL, timeout=120, check=False)
+
+
+@pytest.mark.parametrize("command", list(OUTPUTS))
+def test_a_closed_stdout_is_one_line_and_a_failure(command: str) -> None:
+    # Before: print() dropped the output and exited 0; `snapshot --json` was an
+    # AttributeError traceback ('NoneType' object has no attribute 'buffer'), exit 1.
+    proc = closed("1", OUTPUTS[command])
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "quotatop: cannot write the output: standard output is closed"], proc.stderr
+
+
+@pytest.mark.parametrize("command", list(OUTPUTS))
+def test_a_closed_stderr_changes_nothing_but_what_is_said(command: str) -> None:
+    proc = closed("2", OUTPUTS[command])
+    assert proc.returncode == 0
+    assert proc.stdout.strip(), command  # the output, where it was sent
+
+
+def test_a_closed_stderr_leaves_the_exit_status_of_bad_input() -> None:
+    assert closed("2", ["snapshot", "--source", "demo", "--scenario", "nosuch"]).returncode == 2
+    assert closed("2", ["--no-such-flag"]).returncode == 2
+
+
+def test_the_tui_with_its_screen_closed_exits_2_at_once() -> None:
+    # Textual draws on stderr: closed, the TUI spun on it until killed.
+    proc = closed("2", ["--source", "demo"])
+    assert proc.returncode == 2 and proc.stdout == ""
+
+
+
+def test_web_with_a_closed_stdout_is_that_one_line_not_a_port_in_use() -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    # Its banner (textual-serve's, on stdout) failed, and was said as "cannot listen".
+    proc = closed("1", ["web", "--source", "demo", "--port", str(port)])
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "quotatop: cannot write the output: standard output is closed"], proc.stderr

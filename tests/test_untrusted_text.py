@@ -354,6 +354,56 @@ def test_source_and_web_messages_have_no_credentials(
     assert rc == 2 and "secret" not in err and "ftp://h/" in err
 
 
+# URLs that http.client refused only when the first request was made, as a traceback
+# (exit 1): a port out of range, a broken IPv6 literal; and ones with no host or port 0.
+BAD_URLS = {
+    "port out of range": "http://USER:SECRET@127.0.0.1:99999",
+    "ipv6 unclosed": "http://USER:SECRET@[::1",
+    "port not a number": "http://USER:SECRET/",  # no @: "USER:SECRET" read as host:port
+    "no host": "http://USER:SECRET@:9090/",
+    "port 0": "https://USER:SECRET@prom:0/",
+    "not http": "ftp://USER:SECRET@prom/",
+}
+
+
+@pytest.mark.parametrize("url", list(BAD_URLS.values()), ids=list(BAD_URLS))
+def test_a_bad_url_is_one_line_naming_where_it_was_read_without_the_secret(
+        url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from quotatop.collectors.errors import UserError
+    from quotatop.collectors.k8s.kubeconfig import KubeconfigError, check_kubeconfig
+    from quotatop.config import parse_config
+    from quotatop.source_flags import PROMETHEUS_URL_ENV
+
+    for argv, names in (
+            (["snapshot", "--source", "prometheus", "--prometheus-url", url], "--prometheus-url"),
+            (["web", "--public-url", url, "--source", "demo"], "--public-url")):
+        rc, out, err = run_cli(argv, capsys)
+        assert rc == 2 and out == "" and len(err.splitlines()) == 1, (argv, err)
+        assert names in err and "SECRET" not in err, err
+    monkeypatch.setenv(PROMETHEUS_URL_ENV, url)
+    rc, _, err = run_cli(["predict", "--source", "prometheus"], capsys)
+    assert rc == 2 and err.startswith(f"quotatop: ${PROMETHEUS_URL_ENV}: ") and \
+        "SECRET" not in err, err
+    with pytest.raises(UserError, match=r"at sources\.prometheus\.url: ") as e:
+        parse_config(f'[sources.prometheus]\nurl = "{url}"\n', "c.toml")
+    assert "SECRET" not in str(e.value)
+    kube = tmp_path / "kubeconfig"
+    kube.write_text(f"clusters: [{{name: c, cluster: {{server: '{url}'}}}}]\n"
+                    "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+                    "users: [{name: u, user: {}}]\ncurrent-context: x\n")
+    with pytest.raises(KubeconfigError, match=r"cluster 'c': server: ") as k:
+        check_kubeconfig(str(kube))
+    assert "SECRET" not in str(k.value)
+
+
+def test_a_good_url_passes_everywhere_it_is_read() -> None:
+    from quotatop.collectors.untrusted import url_problem
+
+    for url in ("http://u:p@127.0.0.1:9090/prom", "https://[::1]:1/", "http://prom"):
+        assert url_problem(url) is None, url
+
+
 def test_k8s_snapshot_and_messages_have_no_credentials() -> None:
     pytest.importorskip("kubernetes")
     from quotatop.collectors.k8s import reflector as rf

@@ -350,6 +350,13 @@ def _web(quotatop_cmd: list[str], *args: str) -> subprocess.CompletedProcess[str
     (["--scenario", "no-such-scenario.toml"], "no-such-scenario.toml"),  # opened first
     (["--port", "0"], "--port"),
     (["--public-url", "ftp://x"], "--public-url"),
+    (["--public-url", "http://h:99999"], "--public-url"),
+    # #35 4c: each session failed on a blank page instead, the reason in the server's log
+    (["--source", "k8s", "--kubeconfig", "/nonexistent/kubeconfig"], "no such file"),
+    (["--source", "prometheus", "--prometheus-url", "http://127.0.0.1:9/", "--timeout", "1"],
+     "prometheus: no data"),
+    (["--source", "slurm", "--ssh", "no-such-host.invalid", "--timeout", "2"], "slurm: no data"),
+    (["--source", "demo", "--kubeconfig", "k"], "--kubeconfig applies to --source k8s only"),
 ])
 def test_bad_input_fails_at_once_in_one_line(quotatop_cmd: list[str], args: list[str],
                                              says: str) -> None:

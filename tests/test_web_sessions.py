@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from faults.fake_prometheus import fake_prometheus
 
 from conftest import IN_CI, ROOT
 
@@ -261,9 +262,10 @@ def test_a_bad_max_sessions_in_the_config_is_refused(tmp_path: Path) -> None:
 
 
 def test_no_secret_in_the_banner_nor_a_session_command_line(start_web: Any) -> None:
-    url = f"http://viewer:{SECRET}@127.0.0.1:{_free_port()}/"  # nothing listens there
-    web = start_web("--source", "prometheus", "--prometheus-url", url, "--timeout", "1")
-    ws, pid = _open_session(web)
+    with fake_prometheus() as prom:  # answers web's own first look at the source
+        url = prom.url.replace("http://", f"http://viewer:{SECRET}@") + "/"
+        web = start_web("--source", "prometheus", "--prometheus-url", url, "--timeout", "1")
+        ws, pid = _open_session(web)
     cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     ws.close()
@@ -288,8 +290,11 @@ def _page_text(ws: Any, want: str, wait: float = START_WAIT) -> str:
 def test_an_unreachable_cluster_is_the_pages_banner_not_a_closed_page(start_web: Any) -> None:
     """`quotatop` in a terminal says it in one line and exits 2; a web session has no
     terminal (its stderr is the server's), so its page opens on the stale banner."""
-    web = start_web("--source", "prometheus", "--prometheus-url",
-                    f"http://127.0.0.1:{_free_port()}/", "--timeout", "1")
+    # Up when web starts (web refuses a cluster it cannot reach then, as `quotatop`
+    # does), gone by the time the session asks.
+    with fake_prometheus() as prom:
+        web = start_web("--source", "prometheus", "--prometheus-url", prom.url,
+                        "--timeout", "1")
     ws, pid = _open_session(web)
     try:
         seen = _page_text(ws, "source stale")

@@ -11,6 +11,7 @@ from typing import Any
 
 from quotatop.collectors.errors import UserError
 from quotatop.collectors.files import read_small_file
+from quotatop.collectors.untrusted import url_problem
 
 
 class KubeconfigError(ValueError):
@@ -75,3 +76,12 @@ def check_kubeconfig(path: str, context: str | None = None) -> None:
         ref = ctx.get(field)
         if ref is not None and (not isinstance(ref, str) or ref not in names[key]):
             raise bad(f"context {current!r} names {field} {ref!r}, which is not defined")
+    cluster = names["clusters"].get(ctx.get("cluster") or "", {})
+    server = cluster.get("server")
+    if server is not None:
+        # The client hands the server on to urllib3, whose ValueError for a port out
+        # of range or a broken IPv6 literal came out of the first request as a
+        # traceback; said here, without the URL (its userinfo may be a password).
+        problem = url_problem(server) if isinstance(server, str) else "not a string"
+        if problem is not None:
+            raise bad(f"cluster {ctx.get('cluster')!r}: server: {problem}")

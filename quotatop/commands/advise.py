@@ -17,7 +17,7 @@ from typing import Any
 
 from quotatop.collectors.errors import UserError
 from quotatop.flags import MAX_NODES, MAX_PER_NODE, number, seconds
-from quotatop.source_flags import add_config_flags, add_source_flags
+from quotatop.source_flags import add_config_flags, add_source_flags, given_source_flags
 
 POLICIES = ("fifo", "easy", "conservative", "multifactor")
 MAX_CANDIDATES = 10_000
@@ -108,8 +108,11 @@ def run(args: argparse.Namespace) -> int:
     if args.history is not None:
         trace, in_force = history_trace(args)
     else:
-        if args.source or args.until:
-            raise UserError("advise: --source and --until go with --history, not --trace")
+        if args.source or args.until or given_source_flags(args):
+            flag = "--source" if args.source else "--until" if args.until else \
+                given_source_flags(args)[0]
+            raise UserError(f"advise: {flag} is not read with --trace (it goes with "
+                            "--history DURATION --source slurm)")
         resolved = resolve_trace(args.trace, args.format)
         path, fmt = resolved if resolved else (args.trace, "csv")
         trace = load_trace(path, fmt, gpus=args.gpus, team_by=args.team_by)

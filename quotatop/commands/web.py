@@ -21,10 +21,10 @@ from typing import Any
 
 from quotatop.collectors import procgroups
 from quotatop.collectors.errors import UserError
-from quotatop.collectors.untrusted import redact_url
 from quotatop.commands.web_sessions import DEFAULT_MAX_SESSIONS, make_server
 from quotatop.flags import number
-from quotatop.source_flags import add_source_flags
+from quotatop.source_flags import add_source_flags, url_flag
+from quotatop.std_streams import ClosedOutput
 
 # (flag, nargs, metavar, help), nargs and metavar as argparse takes them.
 Flag = tuple[str, int | str | None, str | tuple[str, ...] | None, str | None]
@@ -52,13 +52,6 @@ def forwarded_flags() -> list[Flag]:
     source: list[Flag] = [(a.option_strings[0], a.nargs, a.metavar or a.dest.upper(), a.help)
                           for a in scratch._actions if a.option_strings]
     return [*TUI_FLAGS, *source]
-
-
-# Sources read from a local file: opening one is cheap and checks the file, so a bad
-# scenario or recording fails here in one line instead of in every browser tab. Other
-# sources are not opened here (the cluster ones would reach out to the cluster); one that
-# fails shows its banner in the TUI, as it does in a terminal.
-_FILE_SOURCES = ("demo", "replay")
 
 
 class _Forward(argparse.Action):
@@ -97,13 +90,14 @@ def tui_argv(args: argparse.Namespace) -> tuple[list[str], argparse.Namespace]:
 
 
 def _check_source(tui: argparse.Namespace) -> None:
-    """What `quotatop` would refuse at once (config, source, numbers, files), refused now."""
-    from quotatop.sources import open_source
-    from quotatop.tui_launch import resolve
+    """What `quotatop` would refuse at once, refused now, before any page is served:
+    the config, the source and its flags, a missing file (scenario, recording,
+    kubeconfig), a cluster that does not answer. Each session would otherwise fail the
+    same way, on a blank page, with the reason only in this server's log."""
+    from quotatop.tui_launch import open_launch, resolve
 
-    launch = resolve(tui)  # config file, --source words, --refresh: UserError on bad input
-    if launch.kind in _FILE_SOURCES:
-        open_source(launch.kind, launch.options).close()
+    source, _ = open_launch(resolve(tui))
+    source.close()
 
 
 def _is_loopback(host: str, port: int) -> bool:
@@ -167,10 +161,6 @@ def public_url(host: str, port: int) -> str:
 def run(args: argparse.Namespace) -> int:
     host: str = args.host
     port = int(args.port)
-    # textual-serve derives the websocket URL by swapping the scheme's "http" for "ws".
-    if args.public_url is not None and not args.public_url.startswith(("http://", "https://")):
-        raise UserError(f"web: --public-url {redact_url(args.public_url)!r} "
-                        "is not an http(s) URL")
     argv, tui = tui_argv(args)
     max_sessions = args.max_sessions
     if max_sessions is None:
@@ -185,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
                          max_sessions)
     try:
         server.serve()
+    except ClosedOutput:
+        raise  # its banner had no standard output to go to: cli.main says so
     except OSError as e:  # lost the race for the port since check_bind
         raise UserError(bind_message(host, port, e)) from None
     finally:
@@ -206,7 +198,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "reachable from the network, unauthenticated)")
     p.add_argument("--port", type=number(1, 65535, integer=True), default=8000,
                    help="TCP port (default 8000)")
-    p.add_argument("--public-url", metavar="URL", default=None,
+    # An http(s) URL with a host and a port in range (url_flag): textual-serve derives
+    # the websocket URL by swapping the scheme's "http" for "ws".
+    p.add_argument("--public-url", metavar="URL", default=None, type=url_flag("--public-url"),
                    help="the URL browsers reach the server at, when not http://HOST:PORT "
                         "(a reverse proxy; default for 0.0.0.0 is this host's name)")
     p.add_argument("--max-sessions", type=number(1, 1000, integer=True), default=None,
