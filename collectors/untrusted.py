@@ -70,7 +70,12 @@ def printable_lines(text: str) -> str:
 
 
 _MARKDOWN = {"\\": "\\\\", "|": "\\|", "&": "&amp;", "<": "&lt;", ">": "&gt;"}
-_MARKDOWN_RE = re.compile(r"[\\|&<>]")
+# Inline syntax too: a name like "[click](http://evil)" or "![i](http://e/x.png)" became
+# a link or a remote image fetch in the viewer, "**B**" bold. CommonMark shows any
+# backslash-escaped ASCII punctuation as itself; escaping the brackets is enough to
+# break every link and image, so parentheses stay as they read ("(all)", "(3h50m)").
+_MARKDOWN.update({c: "\\" + c for c in "`*_[]~"})
+_MARKDOWN_RE = re.compile("[" + re.escape("".join(_MARKDOWN)) + "]")
 
 
 def markdown_text(text: str) -> str:

@@ -191,3 +191,23 @@ def test_the_table_and_the_reason_write_a_wait_alike(
     assert main(["predict", "--source", "replay", str(rec)]) == 0
     line, = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip().startswith("7 ")]
     assert " in 25m " in line and "(in 25m)" in line, line
+
+
+@pytest.mark.parametrize("form", [[], ["--json"], ["--csv"]])
+def test_what_the_source_refused_is_said_on_stderr(
+        form: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A prediction made without a refused record says so (issue #35): the snapshot's
+    warnings, escaped, on stderr, with stdout still one document."""
+    import msgspec
+
+    warned = msgspec.structs.replace(
+        _snapshot(SITE), warnings=["squeue: skipped 1 record(s): job 1601: node count "
+                                   "1e+09 above 1000000 \x1b[31m"])
+    rec = _record(tmp_path / "w.qtr", warned)
+    assert main(["predict", "--source", "replay", str(rec), *form]) == 0
+    got = capsys.readouterr()
+    assert got.err.splitlines() == [
+        "quotatop: warning: squeue: skipped 1 record(s): job 1601: node count 1e+09 above "
+        "1000000 \\x1b[31m"]
+    if form == ["--json"]:
+        json.loads(got.out)  # stdout is still the one JSON document

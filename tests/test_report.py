@@ -130,14 +130,17 @@ def test_a_wait_is_every_pending_span() -> None:
 def test_the_demo_counts_the_wait_after_a_preemption(
         capsys: pytest.CaptureFixture[str]) -> None:
     """el-9 is preempted 5 min in and starts again at 70 min (the starvation incident
-    says "pending 1.0 h"): its wait is that hour and more, not the 0 s before its first
+    says it pending an hour): its wait is that hour and more, not the 0 s before its first
     start."""
     rep = _json(capsys, "--source", "demo")
     elastic = next(t for t in rep["teams"] if t["team"] == "elastic")
     el9 = next(w for w in elastic["longest_waits"] if w["job_id"] == "el-9")
     assert el9["wait"] >= H
     assert elastic["wait_p90"] >= H
-    assert any("el-9" in i["summary"] and "pending 1.0 h" in i["summary"]
+    from quotatop.collectors.human import human_duration
+
+    # The incident says the hour in the one human format ("pending 60m").
+    assert any("el-9" in i["summary"] and f"pending {human_duration(H)}" in i["summary"]
                for i in rep["incidents"])
 
 

@@ -440,7 +440,9 @@ async def test_the_banner_shows_the_clusters_brackets_as_text_not_markup() -> No
         assert banner and f"source stale: {snap.stale_reason}" in banner[0], banner
 
 
-MARKUP = "<img src=x onerror=alert(1)>|a\\|b&amp;"
+# An HTML tag, a forged cell, an entity, and Markdown's inline link, image, emphasis,
+# code and strike-through.
+MARKUP = "<img src=x onerror=alert(1)>|a\\|b&amp;[l](http://e)![x](y)**b**_i_`c`~s~#"
 
 
 def _cells(row: str) -> list[str]:

@@ -239,7 +239,19 @@ def snapshot_frame(args: argparse.Namespace) -> tuple[Any, tuple[float, float] |
         collector.close()
     if not snap.jobs and not snap.nodes and not snap.teams and snap.stale:
         raise UserError(f"{kind} unreachable: {snap.stale_reason}")
+    say_source_problems(snap)
     return snap, span
+
+
+def say_source_problems(snap: Any) -> None:
+    """What the source refused or could not read ("squeue: skipped 3 record(s): job
+    1601: node count 1e+09 above 1000000"), on stderr as ``snapshot`` words it, so that
+    the table, CSV or JSON on stdout stays one document: a prediction made without a
+    refused record says so (issue #35), as the TUI's banner does."""
+    for w in snap.warnings:
+        print(f"quotatop: warning: {printable(w)}", file=sys.stderr)
+    if snap.stale:
+        print(f"quotatop: stale: {printable(str(snap.stale_reason))}", file=sys.stderr)
 
 
 def _clock(t: float) -> str:
