@@ -73,8 +73,9 @@ _MARKDOWN = {"\\": "\\\\", "|": "\\|", "&": "&amp;", "<": "&lt;", ">": "&gt;"}
 # Inline syntax too: a name like "[click](http://evil)" or "![i](http://e/x.png)" became
 # a link or a remote image fetch in the viewer, "**B**" bold. CommonMark shows any
 # backslash-escaped ASCII punctuation as itself; escaping the brackets is enough to
-# break every link and image, so parentheses stay as they read ("(all)", "(3h50m)").
-_MARKDOWN.update({c: "\\" + c for c in "`*_[]~"})
+# break every link and image, so parentheses stay as they read ("(all)", "(3h50m)"), and
+# an underscore too: inside a name (queue_storm) CommonMark never takes it for emphasis.
+_MARKDOWN.update({c: "\\" + c for c in "`*[]~"})
 _MARKDOWN_RE = re.compile("[" + re.escape("".join(_MARKDOWN)) + "]")
 
 

@@ -180,3 +180,12 @@ def source_words(source: list[str] | None, default: str,
     if path and kind not in ("demo", "replay", "live"):
         raise UserError(f"--source {kind} takes no file argument")
     return kind, path
+
+
+def add_config_flag_only(p: argparse.ArgumentParser) -> None:
+    """``--config FILE`` on a command that opens no source of a kind the config names
+    (replay, simulate): taken after the command as before it, and checked the same
+    (cli.check_config), so that ``quotatop replay F --config C`` is not refused where
+    ``quotatop --config C replay F`` is accepted."""
+    p.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS,
+                   help="config TOML, checked as every command checks it")

@@ -184,3 +184,21 @@ def test_a_flag_before_the_command_is_kept_or_refused_never_dropped(
             assert str(e).startswith(f"{flag} given before `{command}`"), e
         else:
             assert kept, (flag, command, getattr(args, dest))
+
+
+@pytest.mark.parametrize("argv", [["replay", "{rec}", "--json"], ["simulate", "queue_storm"]])
+def test_a_good_config_after_replay_or_simulate_is_taken_as_before_them(
+        argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Flags parse the same wherever they appear (issue #35): ``replay F --config C`` was
+    refused ("unrecognized arguments") where ``--config C replay F`` ran."""
+    good = tmp_path / "ok.toml"
+    good.write_text("refresh = 2\n")
+    rec = tmp_path / "r.qtr"
+    assert main(["record", "--source", "demo", "--out", str(rec), "--frames", "2",
+                 "--interval", "0.05"]) == 0
+    words = [w.format(rec=rec) for w in argv]
+    capsys.readouterr()
+    assert main([*words, "--config", str(good)]) == 0
+    after = capsys.readouterr().out
+    assert main(["--config", str(good), *words]) == 0
+    assert capsys.readouterr().out == after

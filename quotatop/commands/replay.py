@@ -12,6 +12,7 @@ from quotatop.collectors.errors import UserError
 from quotatop.collectors.untrusted import json_safe
 from quotatop.commands.at_flag import parse_at
 from quotatop.flags import number, seconds
+from quotatop.source_flags import add_config_flag_only
 
 
 def predictions_for(snap) -> tuple[object, str | None]:
@@ -86,6 +87,7 @@ def _print_frame(source, args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("replay", help="replay a recording (TUI, or one frame with --json)")
     p.add_argument("file")
+    add_config_flag_only(p)
     p.add_argument("--at", metavar="TIME", help="start at HH:MM, +DURATION, ISO or epoch")
     p.add_argument("--json", action="store_true", help="print the frame at --at and exit")
     p.add_argument("--incidents", action="store_true",

@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from quotatop.collectors.errors import UserError
+from quotatop.source_flags import add_config_flag_only
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,4 +49,5 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from quotatop.commands.simulate_trace import add_arguments
 
     add_arguments(p)
+    add_config_flag_only(p)
     p.set_defaults(func=run)
