@@ -33,6 +33,11 @@ _DAY = 86400
 _YEAR = 365 * _DAY
 
 
+def _two(big: int, unit: str, rest: int, rest_unit: str) -> str:
+    """``big`` of ``unit``, then ``rest`` of the smaller unit unless it is 0: 5m30s, 5m."""
+    return f"{big}{unit}{rest}{rest_unit}" if rest else f"{big}{unit}"
+
+
 def human_duration(seconds: float) -> str:
     """``seconds`` as kubectl's AGE column writes it: 45s, 5m30s, 25m, 7h59m, 3d4h, 2y.
 
@@ -48,24 +53,20 @@ def human_duration(seconds: float) -> str:
         return f"{s}s"
     minutes = s // _MINUTE
     if minutes < 10:
-        rest = s % _MINUTE
-        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
+        return _two(minutes, "m", s % _MINUTE, "s")
     if minutes < 3 * 60:
         return f"{minutes}m"
     hours = s // _HOUR
     if hours < 8:
-        rest = minutes % 60
-        return f"{hours}h{rest}m" if rest else f"{hours}h"
+        return _two(hours, "h", minutes % 60, "m")
     if hours < 48:
         return f"{hours}h"
     days = hours // 24
     if hours < 24 * 8:
-        rest = hours % 24
-        return f"{days}d{rest}h" if rest else f"{days}d"
+        return _two(days, "d", hours % 24, "h")
     if hours < 24 * 365 * 2:
         return f"{days}d"
     years = days // 365
     if hours < 24 * 365 * 8:
-        rest = days % 365
-        return f"{years}y{rest}d" if rest else f"{years}y"
+        return _two(years, "y", days % 365, "d")
     return f"{years}y"

@@ -24,42 +24,39 @@ pub fn human_duration(seconds: f64) -> String {
     }
     let minutes = s / 60;
     if minutes < 10 {
-        return match s % 60 {
-            0 => format!("{minutes}m"),
-            rest => format!("{minutes}m{rest}s"),
-        };
+        return two(minutes, "m", s % 60, "s");
     }
     if minutes < 3 * 60 {
         return format!("{minutes}m");
     }
     let hours = s / 3600;
     if hours < 8 {
-        return match minutes % 60 {
-            0 => format!("{hours}h"),
-            rest => format!("{hours}h{rest}m"),
-        };
+        return two(hours, "h", minutes % 60, "m");
     }
     if hours < 48 {
         return format!("{hours}h");
     }
     let days = hours / 24;
     if hours < 24 * 8 {
-        return match hours % 24 {
-            0 => format!("{days}d"),
-            rest => format!("{days}d{rest}h"),
-        };
+        return two(days, "d", hours % 24, "h");
     }
     if hours < 24 * 365 * 2 {
         return format!("{days}d");
     }
     let years = days / 365;
     if hours < 24 * 365 * 8 {
-        return match days % 365 {
-            0 => format!("{years}y"),
-            rest => format!("{years}y{rest}d"),
-        };
+        return two(years, "y", days % 365, "d");
     }
     format!("{years}y")
+}
+
+/// `big` of `unit`, then `rest` of the smaller unit unless it is 0: "5m30s", "5m".
+fn two(big: i64, unit: &str, rest: i64, rest_unit: &str) -> String {
+    if rest == 0 {
+        format!("{big}{unit}")
+    } else {
+        format!("{big}{unit}{rest}{rest_unit}")
+    }
 }
 
 /// A moment in a reason: its clock in UTC and how far ahead it is, "14:05 UTC (in 25m)",
